@@ -1,0 +1,84 @@
+"""Typed errors. Adapters map them to their protocol (CLI: one stderr line, MCP: tool error,
+hooks: a log line and exit 0). Expected outcomes are return values, not exceptions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class RecallError(Exception):
+    """Base for every error local-recall raises on purpose; its message is user-facing."""
+
+
+class ConfigError(RecallError):
+    """The configuration (config.toml or a LOCAL_RECALL_* variable) is invalid."""
+
+
+class InvalidInput(RecallError):
+    """A value given by a user or an agent is not acceptable (bad scope, empty body, ...)."""
+
+
+class InvalidMemoryId(InvalidInput):
+    def __init__(self, value: str) -> None:
+        shown = value if len(value) <= 60 else value[:57] + "..."
+        super().__init__(f"not a memory id (expected a UUID): {shown!r}")
+        self.value = value
+
+
+class MemoryNotFound(RecallError):
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(f"no memory with id {memory_id}")
+        self.memory_id = memory_id
+
+
+class InvalidMemoryFile(RecallError):
+    """A memory file that cannot be understood. It is reported and skipped, never rewritten."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class StorageError(RecallError):
+    """Writing to disk failed (read-only folder, full disk, ...). Nothing was half-written."""
+
+
+class EmbedderUnavailable(RecallError):
+    """The configured embedder cannot be used right now (Ollama down, model missing, ...)."""
+
+
+class IndexUnavailable(RecallError):
+    """The search index cannot be opened or built; callers fall back to file-based search."""
+
+
+class ExtractorUnavailable(RecallError):
+    """The extractor (`claude` CLI or Ollama chat model) is not installed or not reachable."""
+
+
+class ExtractionFailed(RecallError):
+    """One extraction attempt failed; the transcript is left for a later pass."""
+
+
+class RateLimited(ExtractionFailed):
+    def __init__(self, message: str, retry_after_seconds: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class TranscriptUnreadable(RecallError):
+    """A Claude Code transcript exists but cannot be read (permissions, I/O error)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"cannot read transcript {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class ScanTargetUnreadable(InvalidInput):
+    """A path given to `local-recall scan` cannot be read; it is never reported as clean."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"cannot scan {path}: {reason}")
+        self.path = path
+        self.reason = reason

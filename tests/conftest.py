@@ -1,0 +1,66 @@
+"""Shared fixtures: a real git repository in tmp_path and a runner for the real CLI process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The parent's environment without anything that would point local-recall elsewhere."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOCAL_RECALL_")}
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    env["PYTHONUNBUFFERED"] = "1"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git_init(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run(["git", "-C", str(path), "config", "user.email", "t@example.com"], check=True)
+    subprocess.run(["git", "-C", str(path), "config", "user.name", "Test"], check=True)
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with `local-recall init` already run (through the library)."""
+    from local_recall.recall import Recall, Settings
+
+    root = git_init(tmp_path / "repo")
+    Recall.open(settings=Settings(root=root, environ=clean_env())).init()
+    return root
+
+
+CliRunner = Callable[..., Result]
+
+
+@pytest.fixture
+def cli(repo: Path) -> CliRunner:
+    def run(*args: str, input: str | None = None, cwd: Path | None = None,
+            env: Mapping[str, str] | None = None, timeout: float = 60) -> Result:
+        proc = subprocess.run(
+            [sys.executable, "-m", "local_recall", *args],
+            input=input, capture_output=True, text=True, cwd=cwd or repo,
+            env=clean_env(env), timeout=timeout,
+        )
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    return run

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from local_recall.config import load_config, render_default_config
+from local_recall.errors import ConfigError
+
+
+def test_defaults_without_a_file(tmp_path: Path) -> None:
+    config = load_config(tmp_path / "missing.toml", {})
+    assert config.get("embedder", "provider") == "minilm"
+    assert config.get("hooks", "session_start_tokens") == 1000
+
+
+def test_file_then_environment_override(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[embedder]\nprovider = "ollama"\n[search]\ndefault_limit = 5\n')
+    config = load_config(path, {"LOCAL_RECALL_SEARCH_DEFAULT_LIMIT": "7", "LOCAL_RECALL_ROOT": "/x"})
+    assert config.get("embedder", "provider") == "ollama"
+    assert config.get("search", "default_limit") == 7
+    assert load_config(path, {"LOCAL_RECALL_THINKING_ENABLED": "yes"}).get("thinking", "enabled")
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "named"),
+    [
+        ("[embedder]\nprovidr = 'x'\n", {}, "embedder.providr"),
+        ("[nope]\n", {}, "[nope]"),
+        ("[embedder]\nprovider = 'bert'\n", {}, "embedder.provider"),
+        ("[search]\ndefault_limit = 'ten'\n", {}, "search.default_limit"),
+        ("[search]\nmin_score = 2.0\n", {}, "search.min_score"),
+        ("not toml = = =", {}, "not valid TOML"),
+        ("", {"LOCAL_RECALL_SEARCH_LIMITT": "3"}, "LOCAL_RECALL_SEARCH_LIMITT"),
+        ("", {"LOCAL_RECALL_BOGUS": "3"}, "LOCAL_RECALL_BOGUS"),
+        ("", {"LOCAL_RECALL_THINKING_ENABLED": "maybe"}, "LOCAL_RECALL_THINKING_ENABLED"),
+    ],
+)
+def test_bad_settings_name_the_key(tmp_path: Path, toml: str, env: dict[str, str], named: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env)
+    assert named in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_rendered_default_config_loads_to_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(render_default_config())
+    assert load_config(path, {}).values == load_config(None, {}).values
+
+
+def test_docs_table_matches_schema() -> None:
+    from local_recall.config import render_config_table
+    from tests.conftest import REPO_ROOT
+
+    docs = (REPO_ROOT / "docs" / "configuration.md").read_text()
+    start, end = "<!-- config-table:start -->\n", "\n<!-- config-table:end -->"
+    table = docs.split(start, 1)[1].split(end, 1)[0]  # refresh_config_docs() writes it
+    assert table == render_config_table(), (
+        "docs/configuration.md is out of date: regenerate with "
+        "local_recall.config.refresh_config_docs(Path('docs/configuration.md'))"
+    )

@@ -1,0 +1,179 @@
+"""Memory format: parsing (including hand edits), rendering, hashing, scopes — pure, with literals."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from local_recall.errors import InvalidInput, InvalidMemoryFile, InvalidMemoryId
+from local_recall.memory import (
+    Memory,
+    content_hash,
+    normalise_body,
+    parse_memory_id,
+    parse_memory_text,
+    parse_scope,
+    render_memory,
+    scope_matches,
+    validate_keywords,
+    validate_subject,
+)
+
+MID = "3f2b8c1e-9a4d-4e5f-8a7b-1c2d3e4f5a6b"
+PATH = Path(f"/repo/local-recall/episodic-memory/{MID}.md")
+
+
+def file_text(header: str, body: str = "Body text.\n") -> str:
+    return f"---\n{header}---\n\n{body}"
+
+
+def test_normalisation_ignores_line_endings_and_trailing_whitespace() -> None:
+    assert normalise_body("a  \r\nb\t\r\n\r\n") == "a\nb"
+    assert content_hash("a\r\nb\n") == content_hash("a \nb   \n\n")
+    assert content_hash("a\nb") != content_hash("a\n\nb")
+    # NFC: a composed and a decomposed é hash the same
+    assert content_hash("caf\u00e9") == content_hash("cafe\u0301")
+
+
+def test_round_trip_keeps_unknown_keys_and_quotes_timestamp_and_hash() -> None:
+    text = file_text(
+        f"id: {MID}\nsubject: Use filelock\nkeywords: [lock, dedup]\napplies_to: global\n"
+        "occurred_at: '2026-01-02T03:04:05Z'\nreviewed_by: ana\ntags: {team: core}\n"
+    )
+    memory = parse_memory_text(text, PATH)
+    assert memory.extra == {"reviewed_by": "ana", "tags": {"team": "core"}}
+    rendered = render_memory(memory)
+    assert 'occurred_at: "2026-01-02T03:04:05Z"' in rendered
+    assert f'content_hash: "{memory.content_hash}"' in rendered
+    assert "reviewed_by: ana" in rendered
+    again = parse_memory_text(rendered, PATH)
+    assert again == memory
+
+
+def test_tolerant_parsing_of_hand_written_files() -> None:
+    # unquoted YAML datetime, numeric-looking hash, no keywords/source/applies_to/id, CRLF
+    text = file_text(
+        "subject: Hand written\noccurred_at: 2026-03-01 10:00:00\ncontent_hash: 1234\n",
+        "Line one\nLine two\n",
+    ).replace("\n", "\r\n")
+    memory = parse_memory_text(text, PATH)
+    assert memory.id == MID
+    assert memory.occurred_at == datetime(2026, 3, 1, 10, tzinfo=UTC)
+    assert memory.applies_to == "global"
+    assert memory.keywords == ()
+    assert memory.body == "Line one\nLine two"
+    assert memory.content_hash == content_hash("Line one\nLine two")
+    assert memory.stale_hash == "1234"
+
+
+def test_hand_edited_body_makes_stored_hash_stale_and_hash_is_recomputed() -> None:
+    original = parse_memory_text(
+        file_text(f"subject: S\noccurred_at: '2026-01-01T00:00:00Z'\ncontent_hash: '{content_hash('old')}'\n", "new body\n"),
+        PATH,
+    )
+    assert original.content_hash == content_hash("new body")
+    assert original.stale_hash == content_hash("old")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("no frontmatter at all", "no YAML frontmatter"),
+        ("---\nsubject: [unclosed\n---\nbody", "not valid YAML"),
+        ("---\n- a list\n---\nbody", "not a mapping"),
+        ("---\noccurred_at: '2026-01-01T00:00:00Z'\n---\nbody", "missing 'subject'"),
+        ("---\nsubject: s\n---\nbody", "missing 'occurred_at'"),
+        ("---\nsubject: s\noccurred_at: yesterday\n---\nbody", "ISO-8601"),
+        ("---\nsubject: s\noccurred_at: '2026-01-01T00:00:00Z'\n---\n   \n", "body is empty"),
+        ("---\nsubject: s\noccurred_at: '2026-01-01T00:00:00Z'\napplies_to: file:/etc\n---\nb", "scope"),
+        (f"---\nid: {'0' * 8}-0000-4000-8000-{'0' * 12}\nsubject: s\noccurred_at: '2026-01-01T00:00:00Z'\n---\nb", "does not match"),
+    ],
+)
+def test_unparsable_files_raise_with_a_reason(text: str, reason: str) -> None:
+    with pytest.raises(InvalidMemoryFile) as caught:
+        parse_memory_text(text, PATH)
+    assert reason in caught.value.reason
+    assert caught.value.path == PATH
+
+
+def test_file_name_must_be_a_uuid() -> None:
+    with pytest.raises(InvalidMemoryFile):
+        parse_memory_text(file_text("subject: s\noccurred_at: '2026-01-01T00:00:00Z'\n"), Path("/x/notes.md"))
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("global", "global"),
+        (" global ", "global"),
+        ("file:src/a.py", "file:src/a.py"),
+        ("file:./src//a.py", "file:src/a.py"),
+        ("file:src/", "file:src/"),
+        ("file:src\\win.py", "file:src/win.py"),
+        ("area:search", "area:search"),
+        ("area:ci/cd", "area:ci/cd"),
+    ],
+)
+def test_valid_scopes_normalise(given: str, expected: str) -> None:
+    assert parse_scope(given) == expected
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "local", "file:", "file:/etc/passwd", "file:../x", "file:a/../../b", "area:", "area:has space", "file:C:/x", "dir:x"]
+)
+def test_invalid_scopes_are_refused(bad: str) -> None:
+    with pytest.raises(InvalidInput):
+        parse_scope(bad)
+
+
+@pytest.mark.parametrize(
+    ("applies_to", "wanted", "include_global", "expected"),
+    [
+        ("file:src/a.py", "file:src/", True, True),
+        ("file:src/deep/b.py", "file:src", True, True),
+        ("file:srcx/a.py", "file:src/", True, False),
+        ("file:src/", "file:src/a.py", True, True),
+        ("global", "file:src/", True, True),
+        ("global", "file:src/", False, False),
+        ("area:search", "area:search", True, True),
+        ("area:search", "area:index", True, False),
+        ("file:src/a.py", "global", True, False),
+    ],
+)
+def test_scope_matching(applies_to: str, wanted: str, include_global: bool, expected: bool) -> None:
+    assert scope_matches(applies_to, wanted, include_global=include_global) is expected
+
+
+def test_ids_are_strict_uuids() -> None:
+    assert parse_memory_id(MID.upper()) == MID
+    for bad in ("../etc/passwd", "123", f"{{{MID}}}", f"urn:uuid:{MID}", f"{MID}/../x", ""):
+        with pytest.raises(InvalidMemoryId):
+            parse_memory_id(bad)
+
+
+def test_subject_and_keyword_limits() -> None:
+    assert validate_subject("two\nlines  here") == "two lines here"
+    with pytest.raises(InvalidInput):
+        validate_subject("x" * 201)
+    with pytest.raises(InvalidInput):
+        validate_subject("  ")
+    assert validate_keywords(["A", "a", " b "]) == ("A", "b")
+    with pytest.raises(InvalidInput):
+        validate_keywords([f"k{i}" for i in range(21)])
+    with pytest.raises(InvalidInput):
+        validate_keywords([f"k{i}" for i in range(10_000)])
+
+
+def test_multiline_extra_values_and_unicode_survive() -> None:
+    memory = Memory(
+        id=MID, subject="Ünïcode ✓ subject: with colon", body="# Title\n\n- a\n- b",
+        keywords=("naïve", "x: y"), applies_to="area:core",
+        occurred_at=datetime(2026, 1, 1, tzinfo=UTC), content_hash=content_hash("# Title\n\n- a\n- b"),
+        extra={"note": "line1\nline2"},
+    )
+    again = parse_memory_text(render_memory(memory), PATH)
+    assert (again.subject, again.keywords, again.body, dict(again.extra)) == (
+        memory.subject, memory.keywords, memory.body, {"note": "line1\nline2"},
+    )
