@@ -11,7 +11,7 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["hook"]:
         from local_recall.hooks import run_hook
 
-        return run_hook(args[1:])
+        return int(run_hook(args[1:]))
     from local_recall.cli import run_cli
 
     return run_cli(args)

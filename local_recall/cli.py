@@ -146,21 +146,37 @@ def doctor(app: AppContext, as_json: bool) -> None:
 @cli.command()
 @click.option("--subject", "-s", required=True, help="One line, 1-200 characters.")
 @click.option("--body", "-b", default=None, help="Markdown body; read from stdin when absent.")
-@click.option("--keyword", "-k", "keywords", multiple=True, help="Repeat for several; "
-              "extracted automatically when none is given.")
-@click.option("--scope", default="global", show_default=True,
-              help="global, file:<repo-relative path> or area:<name>.")
+@click.option(
+    "--keyword",
+    "-k",
+    "keywords",
+    multiple=True,
+    help="Repeat for several; extracted automatically when none is given.",
+)
+@click.option(
+    "--scope",
+    default="global",
+    show_default=True,
+    help="global, file:<repo-relative path> or area:<name>.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
 @pass_app
-def add(app: AppContext, subject: str, body: str | None, keywords: Sequence[str], scope: str,
-        as_json: bool) -> None:
+def add(
+    app: AppContext,
+    subject: str,
+    body: str | None,
+    keywords: Sequence[str],
+    scope: str,
+    as_json: bool,
+) -> None:
     """Add a memory and print its id (the existing id if the same content is already stored)."""
     if body is None:
         if sys.stdin is None or sys.stdin.isatty():
             raise InvalidInput("no body: pass --body or pipe the body on stdin")
         body = sys.stdin.read()
-    result = app.recall.save(subject, body, keywords=list(keywords) or None, scope=scope,
-                             source="cli")
+    result = app.recall.save(
+        subject, body, keywords=list(keywords) or None, scope=scope, source="cli"
+    )
     if as_json:
         _emit_json({**_memory_row(result.memory), "created": result.created})
     else:
@@ -168,7 +184,9 @@ def add(app: AppContext, subject: str, body: str | None, keywords: Sequence[str]
 
 
 @cli.command(name="list")
-@click.option("--scope", default=None, help="Only memories for this scope (file:src/ = under src/).")
+@click.option(
+    "--scope", default=None, help="Only memories for this scope (file:src/ = under src/)."
+)
 @click.option("--no-global", is_flag=True, help="With --scope: leave out global memories.")
 @click.option("--keyword", "-k", default=None, help="Only memories with this keyword.")
 @click.option("--since", default=None, help="Only memories on or after this ISO date/time.")
@@ -177,9 +195,17 @@ def add(app: AppContext, subject: str, body: str | None, keywords: Sequence[str]
 @click.option("--newest-first", is_flag=True, help="Newest first (default: oldest first).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 @pass_app
-def list_command(app: AppContext, scope: str | None, no_global: bool, keyword: str | None,
-                 since: str | None, until: str | None, limit: int | None, newest_first: bool,
-                 as_json: bool) -> None:
+def list_command(
+    app: AppContext,
+    scope: str | None,
+    no_global: bool,
+    keyword: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int | None,
+    newest_first: bool,
+    as_json: bool,
+) -> None:
     """List memories, sorted by when they occurred."""
     memories = app.recall.list(
         scope=scope,
@@ -194,8 +220,10 @@ def list_command(app: AppContext, scope: str | None, no_global: bool, keyword: s
         _emit_json([_memory_row(m) for m in memories])
         return
     for memory in memories:
-        click.echo(f"{format_timestamp(memory.occurred_at)[:10]}  {memory.id}  "
-                   f"{memory.applies_to:<20}  {memory.subject}")
+        click.echo(
+            f"{format_timestamp(memory.occurred_at)[:10]}  {memory.id}  "
+            f"{memory.applies_to:<20}  {memory.subject}"
+        )
 
 
 @cli.command()
@@ -228,15 +256,23 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
 @click.option("--scope", default=None, help="New scope.")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
 @pass_app
-def edit(app: AppContext, memory_id: str, subject: str | None, body: str | None,
-         keywords: Sequence[str], scope: str | None, as_json: bool) -> None:
+def edit(
+    app: AppContext,
+    memory_id: str,
+    subject: str | None,
+    body: str | None,
+    keywords: Sequence[str],
+    scope: str | None,
+    as_json: bool,
+) -> None:
     """Change fields of a memory (the content hash is recomputed)."""
     if body == "-":
         body = sys.stdin.read()
     if subject is None and body is None and not keywords and scope is None:
         raise InvalidInput("nothing to change: give --subject, --body, --keyword or --scope")
-    memory = app.recall.update(memory_id, subject=subject, body=body,
-                               keywords=list(keywords) or None, scope=scope)
+    memory = app.recall.update(
+        memory_id, subject=subject, body=body, keywords=list(keywords) or None, scope=scope
+    )
     if as_json:
         _emit_json(_memory_row(memory))
     else:
@@ -292,5 +328,7 @@ def run_cli(args: Sequence[str]) -> int:
         return 0  # `local-recall list | head`
     except Exception as exc:
         log.exception("unexpected error")
-        _fail(f"internal error: {type(exc).__name__}: {exc} (details in local-recall/recall.log)", 1)
+        _fail(
+            f"internal error: {type(exc).__name__}: {exc} (details in local-recall/recall.log)", 1
+        )
     return 0

@@ -1,4 +1,4 @@
-"""Configuration: `local-recall/config.toml` (committed, team settings) + `LOCAL_RECALL_*` overrides.
+"""Configuration: `local-recall/config.toml` (committed) + `LOCAL_RECALL_*` overrides.
 
 Every key, its type and default lives in `SCHEMA` (docs/configuration.md is its prose twin).
 Validation is strict: an unknown key or a bad value is one `ConfigError` naming the key.
@@ -47,12 +47,16 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "default_limit": Key(int, 10, "Hits returned when no limit is given.", minimum=1),
         "min_score": Key(float, 0.0, "Hits below this score are dropped.", minimum=0, maximum=1),
         "ann_threshold": Key(
-            int, 20_000, "Build an ANN vector index once the store has this many memories.",
+            int,
+            20_000,
+            "Build an ANN vector index once the store has this many memories.",
             minimum=256,
         ),
     },
     "hooks": {
-        "session_start_tokens": Key(int, 1000, "Token budget of the SessionStart index.", minimum=0),
+        "session_start_tokens": Key(
+            int, 1000, "Token budget of the SessionStart index.", minimum=0
+        ),
         "prompt_tokens": Key(int, 1500, "Token budget of memories added to a prompt.", minimum=0),
         "prompt_min_score": Key(
             float, 0.35, "Prompt hits under this score are not injected.", minimum=0, maximum=1
@@ -70,7 +74,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "timeout_seconds": Key(float, 180.0, "Timeout of one extraction call.", minimum=1),
         "max_attempts": Key(int, 3, "Attempts per chunk before it is left for later.", minimum=1),
         "chunk_chars": Key(int, 24_000, "Condensed transcript size per request.", minimum=1000),
-        "daily_max_calls": Key(int, 200, "Extraction calls per day (UTC); 0 = no limit.", minimum=0),
+        "daily_max_calls": Key(
+            int, 200, "Extraction calls per day (UTC); 0 = no limit.", minimum=0
+        ),
         "daily_max_tokens": Key(
             int, 2_000_000, "Input+output tokens per day (UTC); 0 = no limit.", minimum=0
         ),
@@ -84,8 +90,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     "daemon": {
         "full_pass_seconds": Key(float, 300.0, "Period of the full pass.", minimum=5),
-        "debounce_seconds": Key(float, 2.0, "Quiet time before a changed transcript is processed.",
-                                minimum=0),
+        "debounce_seconds": Key(
+            float, 2.0, "Quiet time before a changed transcript is processed.", minimum=0
+        ),
         "idle_exit_minutes": Key(
             float, 0.0, "Exit after this long without work or queries; 0 = never.", minimum=0
         ),
@@ -143,10 +150,10 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
 
 def _split_env_name(rest: str, name: str) -> tuple[str, str]:
     lowered = rest.lower()
-    for section in SCHEMA:
+    for section, keys in SCHEMA.items():
         if lowered.startswith(section + "_"):
             key = lowered[len(section) + 1 :]
-            if key in SCHEMA[section]:
+            if key in keys:
                 return section, key
             raise ConfigError(f"{name}: unknown key '{key}' in section [{section}]")
     raise ConfigError(f"{name}: unknown setting (sections: {', '.join(SCHEMA)})")
@@ -155,13 +162,15 @@ def _split_env_name(rest: str, name: str) -> tuple[str, str]:
 def _coerce(section: str, key: str, raw: Any, where: str, *, from_env: bool = False) -> Any:
     spec = SCHEMA[section].get(key)
     if spec is None:
-        raise ConfigError(f"{where}: unknown key (known in [{section}]: {', '.join(SCHEMA[section])})")
+        raise ConfigError(
+            f"{where}: unknown key (known in [{section}]: {', '.join(SCHEMA[section])})"
+        )
     value = _parse_env(spec.type, raw, where) if from_env else raw
     if spec.type is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if not isinstance(value, spec.type) or (spec.type is not bool and isinstance(value, bool)):
         raise ConfigError(f"{where}: expected {spec.type.__name__}, got {value!r}")
-    if spec.type is str and key == "level":
+    if isinstance(value, str) and key == "level":
         value = value.upper()
     if spec.choices is not None and value not in spec.choices:
         raise ConfigError(f"{where}: {value!r} is not one of {', '.join(map(str, spec.choices))}")
@@ -172,8 +181,16 @@ def _coerce(section: str, key: str, raw: Any, where: str, *, from_env: bool = Fa
     return value
 
 
-_BOOLS = {"1": True, "true": True, "yes": True, "on": True,
-          "0": False, "false": False, "no": False, "off": False}
+_BOOLS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
 _PARSERS: dict[type, Callable[[str], Any]] = {int: int, float: float, str: str}
 
 

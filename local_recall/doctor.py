@@ -30,7 +30,9 @@ class Check:
 
 def check_layout(layout: Layout) -> Iterable[Check]:
     if not layout.recall_dir.is_dir():
-        yield Check("repository", FAIL, f"{layout.recall_dir} does not exist: run `local-recall init`")
+        yield Check(
+            "repository", FAIL, f"{layout.recall_dir} does not exist: run `local-recall init`"
+        )
         return
     yield Check("repository", OK, str(layout.root))
     if layout.gitignore_path.exists():
@@ -56,8 +58,9 @@ def check_config(layout: Layout, environ: dict[str, str]) -> Iterable[Check]:
     yield Check("config", OK, where)
 
 
-def check_memory_files(open_scan: Callable[[], tuple[int, list[tuple[Path, str]], int]]
-                       ) -> Iterable[Check]:
+def check_memory_files(
+    open_scan: Callable[[], tuple[int, list[tuple[Path, str]], int]],
+) -> Iterable[Check]:
     """`open_scan` returns (count, [(path, reason)], stale_hash_count)."""
     try:
         count, problems, stale = open_scan()
@@ -69,15 +72,30 @@ def check_memory_files(open_scan: Callable[[], tuple[int, list[tuple[Path, str]]
         yield Check("unreadable file", FAIL, f"{path}: {reason} (left unchanged)")
     if stale:
         yield Check(
-            "hand edits", OK, f"{stale} file(s) edited by hand: their content_hash is recomputed "
+            "hand edits",
+            OK,
+            f"{stale} file(s) edited by hand: their content_hash is recomputed "
             "on read and rewritten on the next `local-recall edit`",
         )
 
 
 def check_python() -> Iterable[Check]:
     version = ".".join(map(str, sys.version_info[:3]))
-    yield Check("python", OK if sys.version_info >= (3, 11) else FAIL, f"{version} ({sys.executable})")
-    for module in ("frontmatter", "lancedb", "ollama", "yake", "rapidfuzz", "watchdog", "mcp",
-                   "onnxruntime", "tokenizers", "detect_secrets", "filelock"):
+    yield Check(
+        "python", OK if sys.version_info >= (3, 11) else FAIL, f"{version} ({sys.executable})"
+    )
+    for module in (
+        "frontmatter",
+        "lancedb",
+        "ollama",
+        "yake",
+        "rapidfuzz",
+        "watchdog",
+        "mcp",
+        "onnxruntime",
+        "tokenizers",
+        "detect_secrets",
+        "filelock",
+    ):
         if importlib.util.find_spec(module) is None:
             yield Check(f"package {module}", FAIL, "not installed: reinstall local-recall")

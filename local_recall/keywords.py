@@ -8,7 +8,9 @@ from typing import Any
 
 DEFAULT_COUNT = 8
 _MAX_INPUT_CHARS = 20_000  # YAKE is super-linear on huge inputs; the start of a memory suffices
-_IDENTIFIER = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*)\b")
+_IDENTIFIER = re.compile(
+    r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*)\b"
+)
 
 
 @lru_cache(maxsize=1)

@@ -22,7 +22,9 @@ GITIGNORE_LINES = (
     "recall.log*",
     ".*.tmp",
 )
-_GITIGNORE_HEADER = "# Managed by local-recall: derived, machine-local files (memories are committed)"
+_GITIGNORE_HEADER = (
+    "# Managed by local-recall: derived, machine-local files (memories are committed)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +73,10 @@ def discover_root(explicit: str | None, environ: Mapping[str, str], cwd: Path) -
     The git top level is found by walking up to the nearest `.git` (a folder, or a file in
     worktrees and submodules): same answer as `git rev-parse --show-toplevel`, without a
     subprocess on the hooks' hot path."""
-    for value, origin in ((explicit, "--root"), (environ.get("LOCAL_RECALL_ROOT"), "LOCAL_RECALL_ROOT")):
+    for value, origin in (
+        (explicit, "--root"),
+        (environ.get("LOCAL_RECALL_ROOT"), "LOCAL_RECALL_ROOT"),
+    ):
         if value:
             path = Path(value).expanduser()
             path = path if path.is_absolute() else cwd / path

@@ -34,12 +34,8 @@ KINDS = ("episodic", "thinking")
 _AREA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 
-try:  # libyaml is 10x faster; pure-Python SafeLoader is the fallback
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[attr-defined]
-    _Dumper: type[yaml.SafeDumper] = yaml.CSafeDumper  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _Loader = yaml.SafeLoader
-    _Dumper = yaml.SafeDumper
+# libyaml's loader is ~10x faster than the pure-Python one; both are safe loaders.
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,10 +313,14 @@ class _QuotingDumper(yaml.SafeDumper):
 
 
 def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    needs_quotes = bool(re.match(r"^\d{4}-\d\d-\d\dT", data)) or bool(re.fullmatch(r"[0-9a-f]{64}", data))
+    needs_quotes = bool(re.match(r"^\d{4}-\d\d-\d\dT", data)) or bool(
+        re.fullmatch(r"[0-9a-f]{64}", data)
+    )
     if "\n" in data:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"' if needs_quotes else None)
+    return dumper.represent_scalar(
+        "tag:yaml.org,2002:str", data, style='"' if needs_quotes else None
+    )
 
 
 _QuotingDumper.add_representer(str, _str_representer)

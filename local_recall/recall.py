@@ -1,8 +1,8 @@
 """`Recall`: the library facade. The CLI, MCP server, hooks and daemon are thin adapters over it.
 
-    from local_recall import Recall
-    recall = Recall.open("/path/to/repo")
-    memory = recall.add("Use filelock for cross-process dedup", "Because ...", scope="global")
+from local_recall import Recall
+recall = Recall.open("/path/to/repo")
+memory = recall.add("Use filelock for cross-process dedup", "Because ...", scope="global")
 """
 
 from __future__ import annotations
@@ -79,9 +79,7 @@ class Recall:
         )
 
     @classmethod
-    def open(
-        cls, root: str | Path | None = None, *, settings: Settings | None = None
-    ) -> Recall:
+    def open(cls, root: str | Path | None = None, *, settings: Settings | None = None) -> Recall:
         """Open the repo at `root` (default: discovered from the cwd). Raises ConfigError."""
         settings = settings or Settings.discover(root)
         layout = Layout(settings.root)
@@ -208,8 +206,14 @@ class Recall:
             memory = None
         path = self.memories.delete(memory_id)
         return memory or Memory(
-            id=memory_id, subject="(unparsable file)", body="", keywords=(), applies_to="global",
-            occurred_at=self.settings.clock(), content_hash="", path=path,
+            id=memory_id,
+            subject="(unparsable file)",
+            body="",
+            keywords=(),
+            applies_to="global",
+            occurred_at=self.settings.clock(),
+            content_hash="",
+            path=path,
         )
 
     def scan(self) -> Scan:

@@ -54,12 +54,21 @@ CliRunner = Callable[..., Result]
 
 @pytest.fixture
 def cli(repo: Path) -> CliRunner:
-    def run(*args: str, input: str | None = None, cwd: Path | None = None,
-            env: Mapping[str, str] | None = None, timeout: float = 60) -> Result:
+    def run(
+        *args: str,
+        input: str | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 60,
+    ) -> Result:
         proc = subprocess.run(
             [sys.executable, "-m", "local_recall", *args],
-            input=input, capture_output=True, text=True, cwd=cwd or repo,
-            env=clean_env(env), timeout=timeout,
+            input=input,
+            capture_output=True,
+            text=True,
+            cwd=cwd or repo,
+            env=clean_env(env),
+            timeout=timeout,
         )
         return Result(proc.returncode, proc.stdout, proc.stderr)
 

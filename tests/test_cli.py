@@ -19,8 +19,16 @@ MEMORY_DIR = Path("local-recall") / "episodic-memory"
 
 
 def test_round_trip(cli: CliRunner, repo: Path) -> None:
-    added = cli("add", "--subject", "Use filelock", "--keyword", "lock", "--scope", "area:store",
-                input="Cross-process create needs a lock.\n")
+    added = cli(
+        "add",
+        "--subject",
+        "Use filelock",
+        "--keyword",
+        "lock",
+        "--scope",
+        "area:store",
+        input="Cross-process create needs a lock.\n",
+    )
     assert added.returncode == 0, added.stderr
     memory_id = added.stdout.strip()
     assert (repo / MEMORY_DIR / f"{memory_id}.md").exists()
@@ -31,7 +39,15 @@ def test_round_trip(cli: CliRunner, repo: Path) -> None:
     listed = json.loads(cli("list", "--json").stdout)
     assert len(listed) == 1
     row = listed[0]
-    assert {"id", "subject", "keywords", "applies_to", "occurred_at", "content_hash", "path"} <= set(row)
+    assert {
+        "id",
+        "subject",
+        "keywords",
+        "applies_to",
+        "occurred_at",
+        "content_hash",
+        "path",
+    } <= set(row)
     assert row["keywords"] == ["lock"] and row["applies_to"] == "area:store"
 
     shown = json.loads(cli("show", memory_id, "--json").stdout)
@@ -53,7 +69,11 @@ def test_round_trip(cli: CliRunner, repo: Path) -> None:
         (("show", "not-a-uuid"), None, "not a memory id"),
         (("show", "0b9f5f43-6c1e-4b1a-9a57-0c2f0c6b9a10"), None, "no memory with id"),
         (("rm", "../../etc/passwd"), None, "not a memory id"),
-        (("add", "--subject", "s", "--scope", "file:/etc/passwd", "--body", "b"), None, "invalid scope"),
+        (
+            ("add", "--subject", "s", "--scope", "file:/etc/passwd", "--body", "b"),
+            None,
+            "invalid scope",
+        ),
         (("add", "--subject", "s"), "   \n", "body is empty"),
         (("add", "--subject", "", "--body", "b"), None, "subject is empty"),
         (("list", "--since", "last tuesday"), None, "--since"),
@@ -61,8 +81,9 @@ def test_round_trip(cli: CliRunner, repo: Path) -> None:
         (("frobnicate",), None, "No such command"),
     ],
 )
-def test_bad_input_is_one_line_on_stderr(cli: CliRunner, args: tuple[str, ...], stdin: str | None,
-                                         fragment: str) -> None:
+def test_bad_input_is_one_line_on_stderr(
+    cli: CliRunner, args: tuple[str, ...], stdin: str | None, fragment: str
+) -> None:
     result = cli(*args, input=stdin)
     assert result.returncode != 0
     assert fragment in result.stderr
@@ -79,8 +100,9 @@ def test_unknown_config_key_is_one_line(cli: CliRunner, repo: Path) -> None:
     assert doctor.returncode == 1 and "search.limit" in doctor.stdout
 
 
-def test_root_discovery_from_subdirectory_worktree_and_env(cli: CliRunner, repo: Path,
-                                                            tmp_path: Path) -> None:
+def test_root_discovery_from_subdirectory_worktree_and_env(
+    cli: CliRunner, repo: Path, tmp_path: Path
+) -> None:
     memory_id = cli("add", "-s", "S", "-b", "found from anywhere").stdout.strip()
     sub = repo / "src" / "deep"
     sub.mkdir(parents=True)
@@ -101,8 +123,12 @@ def test_root_discovery_from_subdirectory_worktree_and_env(cli: CliRunner, repo:
 
 def test_gitignore_ignores_derived_files_only(cli: CliRunner, repo: Path) -> None:
     cli("add", "-s", "S", "-b", "body")
-    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "-uall"],
-                            capture_output=True, text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain", "-uall"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     tracked = sorted(line[3:] for line in status.splitlines())
     assert any(p.startswith("local-recall/episodic-memory/") for p in tracked)
     assert "local-recall/config.toml" in tracked and "local-recall/.gitignore" in tracked
@@ -132,8 +158,13 @@ def test_help_and_version(cli: CliRunner) -> None:
 
 def test_init_in_a_fresh_repo(tmp_path: Path) -> None:
     root = git_init(tmp_path / "fresh")
-    proc = subprocess.run([sys.executable, "-m", "local_recall", "init"], cwd=root,
-                          capture_output=True, text=True, env=clean_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "local_recall", "init"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     assert (root / "local-recall" / "config.toml").exists()
     assert (root / "local-recall" / "episodic-memory").is_dir()
@@ -142,14 +173,20 @@ def test_init_in_a_fresh_repo(tmp_path: Path) -> None:
 _ADD_ONE = """
 import sys
 from local_recall import Recall
-print(Recall.open(sys.argv[1]).save("Same memory", "Twenty processes, one file.", keywords=["dedup"]).memory.id)
+result = Recall.open(sys.argv[1]).save("Same", "Twenty processes, one file.", keywords=["dedup"])
+print(result.memory.id)
 """
 
 
 def test_twenty_processes_adding_the_same_memory_leave_one_file(repo: Path) -> None:
     procs = [
-        subprocess.Popen([sys.executable, "-c", _ADD_ONE, str(repo)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=clean_env())
+        subprocess.Popen(
+            [sys.executable, "-c", _ADD_ONE, str(repo)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=clean_env(),
+        )
         for _ in range(20)
     ]
     outputs = [p.communicate(timeout=120) for p in procs]
@@ -173,8 +210,9 @@ for i in itertools.count():
 def test_sigkill_during_writes_leaves_no_partial_file(repo: Path) -> None:
     rng = random.Random(7)
     for _ in range(25):
-        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(repo)], env=clean_env(),
-                                stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(repo)], env=clean_env(), stderr=subprocess.PIPE
+        )
         time.sleep(0.5 + rng.random() * 0.6)
         proc.send_signal(signal.SIGKILL)
         proc.wait()

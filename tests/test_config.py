@@ -17,7 +17,9 @@ def test_defaults_without_a_file(tmp_path: Path) -> None:
 def test_file_then_environment_override(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text('[embedder]\nprovider = "ollama"\n[search]\ndefault_limit = 5\n')
-    config = load_config(path, {"LOCAL_RECALL_SEARCH_DEFAULT_LIMIT": "7", "LOCAL_RECALL_ROOT": "/x"})
+    config = load_config(
+        path, {"LOCAL_RECALL_SEARCH_DEFAULT_LIMIT": "7", "LOCAL_RECALL_ROOT": "/x"}
+    )
     assert config.get("embedder", "provider") == "ollama"
     assert config.get("search", "default_limit") == 7
     assert load_config(path, {"LOCAL_RECALL_THINKING_ENABLED": "yes"}).get("thinking", "enabled")
@@ -37,7 +39,9 @@ def test_file_then_environment_override(tmp_path: Path) -> None:
         ("", {"LOCAL_RECALL_THINKING_ENABLED": "maybe"}, "LOCAL_RECALL_THINKING_ENABLED"),
     ],
 )
-def test_bad_settings_name_the_key(tmp_path: Path, toml: str, env: dict[str, str], named: str) -> None:
+def test_bad_settings_name_the_key(
+    tmp_path: Path, toml: str, env: dict[str, str], named: str
+) -> None:
     path = tmp_path / "config.toml"
     path.write_text(toml)
     with pytest.raises(ConfigError) as caught:

@@ -1,4 +1,4 @@
-"""Memory format: parsing (including hand edits), rendering, hashing, scopes — pure, with literals."""
+"""Memory format: parsing (incl. hand edits), rendering, hashing, scopes — pure, literals."""
 
 from __future__ import annotations
 
@@ -70,7 +70,11 @@ def test_tolerant_parsing_of_hand_written_files() -> None:
 
 def test_hand_edited_body_makes_stored_hash_stale_and_hash_is_recomputed() -> None:
     original = parse_memory_text(
-        file_text(f"subject: S\noccurred_at: '2026-01-01T00:00:00Z'\ncontent_hash: '{content_hash('old')}'\n", "new body\n"),
+        file_text(
+            "subject: S\noccurred_at: '2026-01-01T00:00:00Z'\n"
+            f"content_hash: '{content_hash('old')}'\n",
+            "new body\n",
+        ),
         PATH,
     )
     assert original.content_hash == content_hash("new body")
@@ -87,8 +91,15 @@ def test_hand_edited_body_makes_stored_hash_stale_and_hash_is_recomputed() -> No
         ("---\nsubject: s\n---\nbody", "missing 'occurred_at'"),
         ("---\nsubject: s\noccurred_at: yesterday\n---\nbody", "ISO-8601"),
         ("---\nsubject: s\noccurred_at: '2026-01-01T00:00:00Z'\n---\n   \n", "body is empty"),
-        ("---\nsubject: s\noccurred_at: '2026-01-01T00:00:00Z'\napplies_to: file:/etc\n---\nb", "scope"),
-        (f"---\nid: {'0' * 8}-0000-4000-8000-{'0' * 12}\nsubject: s\noccurred_at: '2026-01-01T00:00:00Z'\n---\nb", "does not match"),
+        (
+            "---\nsubject: s\noccurred_at: '2026-01-01T00:00:00Z'\napplies_to: file:/etc\n---\nb",
+            "scope",
+        ),
+        (
+            f"---\nid: {'0' * 8}-0000-4000-8000-{'0' * 12}\nsubject: s\n"
+            "occurred_at: '2026-01-01T00:00:00Z'\n---\nb",
+            "does not match",
+        ),
     ],
 )
 def test_unparsable_files_raise_with_a_reason(text: str, reason: str) -> None:
@@ -100,7 +111,9 @@ def test_unparsable_files_raise_with_a_reason(text: str, reason: str) -> None:
 
 def test_file_name_must_be_a_uuid() -> None:
     with pytest.raises(InvalidMemoryFile):
-        parse_memory_text(file_text("subject: s\noccurred_at: '2026-01-01T00:00:00Z'\n"), Path("/x/notes.md"))
+        parse_memory_text(
+            file_text("subject: s\noccurred_at: '2026-01-01T00:00:00Z'\n"), Path("/x/notes.md")
+        )
 
 
 @pytest.mark.parametrize(
@@ -121,7 +134,19 @@ def test_valid_scopes_normalise(given: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["", "local", "file:", "file:/etc/passwd", "file:../x", "file:a/../../b", "area:", "area:has space", "file:C:/x", "dir:x"]
+    "bad",
+    [
+        "",
+        "local",
+        "file:",
+        "file:/etc/passwd",
+        "file:../x",
+        "file:a/../../b",
+        "area:",
+        "area:has space",
+        "file:C:/x",
+        "dir:x",
+    ],
 )
 def test_invalid_scopes_are_refused(bad: str) -> None:
     with pytest.raises(InvalidInput):
@@ -168,12 +193,19 @@ def test_subject_and_keyword_limits() -> None:
 
 def test_multiline_extra_values_and_unicode_survive() -> None:
     memory = Memory(
-        id=MID, subject="Ünïcode ✓ subject: with colon", body="# Title\n\n- a\n- b",
-        keywords=("naïve", "x: y"), applies_to="area:core",
-        occurred_at=datetime(2026, 1, 1, tzinfo=UTC), content_hash=content_hash("# Title\n\n- a\n- b"),
+        id=MID,
+        subject="Ünïcode ✓ subject: with colon",
+        body="# Title\n\n- a\n- b",
+        keywords=("naïve", "x: y"),
+        applies_to="area:core",
+        occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
+        content_hash=content_hash("# Title\n\n- a\n- b"),
         extra={"note": "line1\nline2"},
     )
     again = parse_memory_text(render_memory(memory), PATH)
     assert (again.subject, again.keywords, again.body, dict(again.extra)) == (
-        memory.subject, memory.keywords, memory.body, {"note": "line1\nline2"},
+        memory.subject,
+        memory.keywords,
+        memory.body,
+        {"note": "line1\nline2"},
     )

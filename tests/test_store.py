@@ -20,11 +20,18 @@ def open_recall(root: Path) -> Recall:
 
 def test_add_get_list_update_delete(repo: Path) -> None:
     recall = open_recall(repo)
-    first = recall.add("Dedup by content hash", "Create is idempotent on the normalised body.",
-                       keywords=["dedup"], scope="area:store",
-                       occurred_at=datetime(2026, 1, 2, tzinfo=UTC))
-    second = recall.add("Index is derived", "The LanceDB index can be rebuilt from files.",
-                        occurred_at=datetime(2026, 1, 1, tzinfo=UTC))
+    first = recall.add(
+        "Dedup by content hash",
+        "Create is idempotent on the normalised body.",
+        keywords=["dedup"],
+        scope="area:store",
+        occurred_at=datetime(2026, 1, 2, tzinfo=UTC),
+    )
+    second = recall.add(
+        "Index is derived",
+        "The LanceDB index can be rebuilt from files.",
+        occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
     assert first.path == repo / "local-recall" / "episodic-memory" / f"{first.id}.md"
     assert recall.get(first.id) == first
     assert [m.id for m in recall.list()] == [second.id, first.id]  # oldest first
@@ -48,7 +55,9 @@ def test_add_get_list_update_delete(repo: Path) -> None:
 def test_create_is_idempotent_on_normalised_content(repo: Path) -> None:
     recall = open_recall(repo)
     a = recall.save("One", "same body\n", occurred_at=datetime(2026, 1, 1, tzinfo=UTC))
-    b = recall.save("Other subject", "same body   \r\n\r\n", occurred_at=datetime(2027, 1, 1, tzinfo=UTC))
+    b = recall.save(
+        "Other subject", "same body   \r\n\r\n", occurred_at=datetime(2027, 1, 1, tzinfo=UTC)
+    )
     assert a.created and not b.created
     assert b.memory.id == a.memory.id
     assert len(list((repo / "local-recall" / "episodic-memory").glob("*.md"))) == 1
@@ -115,7 +124,12 @@ def test_catalog_is_only_a_cache(repo: Path) -> None:
 
 @pytest.mark.parametrize(
     ("subject", "body", "scope"),
-    [("", "b", "global"), ("s", "  \n ", "global"), ("s", "b", "file:../x"), ("x" * 300, "b", "global")],
+    [
+        ("", "b", "global"),
+        ("s", "  \n ", "global"),
+        ("s", "b", "file:../x"),
+        ("x" * 300, "b", "global"),
+    ],
 )
 def test_bad_input_is_refused(repo: Path, subject: str, body: str, scope: str) -> None:
     with pytest.raises(InvalidInput):
