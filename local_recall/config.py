@@ -84,6 +84,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
             float, 0.9, "Skip a new memory this similar to an existing one.", minimum=0, maximum=1
         ),
         "min_turns": Key(int, 2, "Sessions with fewer new turns wait for more.", minimum=1),
+        "idle_minutes": Key(
+            float, 10.0, "A session quiet this long is processed even below min_turns.", minimum=0
+        ),
     },
     "thinking": {
         "enabled": Key(bool, False, "Store Claude's thinking + answer in thinking-memory/."),

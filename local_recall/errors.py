@@ -82,3 +82,13 @@ class ScanTargetUnreadable(InvalidInput):
         super().__init__(f"cannot scan {path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class InvalidClaudeSettings(RecallError):
+    """A Claude Code settings or .mcp.json file that local-recall will not edit (not valid JSON,
+    or a shape Claude Code would reject). It is left exactly as it was."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason

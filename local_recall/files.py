@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -17,6 +16,8 @@ _STALE_TEMP_SECONDS = 3600
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
+    import tempfile  # lazily: ~6 ms the hooks' read-only hot path never needs
+
     directory = path.parent
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from local_recall.errors import InvalidInput
 from local_recall.files import write_text_atomic
@@ -27,8 +27,8 @@ _GITIGNORE_HEADER = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Layout:
+# A NamedTuple, not a dataclass: `dataclasses` pulls in `inspect` (~10 ms), paid on every prompt.
+class Layout(NamedTuple):
     root: Path
 
     @property

@@ -178,7 +178,8 @@ def validate_keywords(keywords: Sequence[str]) -> tuple[str, ...]:
 
 
 def format_timestamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat pads the year to 4 digits (strftime's %Y does not on glibc for years < 1000)
+    return moment.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
 def parse_timestamp(value: object) -> datetime:
@@ -188,7 +189,10 @@ def parse_timestamp(value: object) -> datetime:
     elif isinstance(value, date):
         moment = datetime(value.year, value.month, value.day)
     elif isinstance(value, int | float) and not isinstance(value, bool):
-        moment = datetime.fromtimestamp(value, UTC)
+        try:
+            moment = datetime.fromtimestamp(value, UTC)
+        except (OverflowError, ValueError, OSError):
+            raise InvalidInput(f"timestamp out of range: {value!r}") from None
     elif isinstance(value, str):
         text = value.strip()
         if text.endswith(("Z", "z")):
@@ -201,7 +205,10 @@ def parse_timestamp(value: object) -> datetime:
         raise InvalidInput(f"not a timestamp: {value!r}")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)  # the format says UTC; naive means UTC
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except (OverflowError, ValueError):  # e.g. 0001-01-01 with a positive offset
+        raise InvalidInput(f"timestamp out of range: {value!r}") from None
 
 
 # --- parse / render -----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ memory = recall.add("Use filelock for cross-process dedup", "Because ...", scope
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,6 +18,7 @@ from local_recall.config import Config, load_config, render_default_config
 from local_recall.drafts import make_draft, redact_edit
 from local_recall.errors import InvalidMemoryFile
 from local_recall.files import write_text_atomic
+from local_recall.index import IndexReport
 from local_recall.layout import Layout, claude_config_dir, discover_root, ensure_gitignore
 from local_recall.logs import configure_logging
 from local_recall.memory import (
@@ -27,6 +29,13 @@ from local_recall.memory import (
     validate_body,
     validate_keywords,
     validate_subject,
+)
+from local_recall.search import (
+    EmbedderFactory,
+    Searcher,
+    SearchHit,
+    SearchStatus,
+    configured_embedder,
 )
 from local_recall.store import Created, MemoryStore, Scan, select_memories, utc_now
 
@@ -40,6 +49,8 @@ class Settings:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_memory_id
+    # Makes the embedder from the config; tests pass one that returns a shared instance.
+    embedder_factory: EmbedderFactory = configured_embedder
 
     @property
     def claude_config_dir(self) -> Path:
@@ -77,6 +88,7 @@ class Recall:
         self.thinking = MemoryStore(
             self.layout.thinking_dir, self.layout.state_dir, kind="thinking", new_id=settings.new_id
         )
+        self._searcher: Searcher | None = None
 
     @classmethod
     def open(cls, root: str | Path | None = None, *, settings: Settings | None = None) -> Recall:
@@ -221,3 +233,54 @@ class Recall:
 
     def problems(self) -> tuple[InvalidMemoryFile, ...]:
         return self.memories.scan().problems + self.thinking.scan().problems
+
+    # --- search (local_recall/search.py, docs/search.md) ----------------------------------------
+
+    @property
+    def searcher(self) -> Searcher:
+        if self._searcher is None:
+            self._searcher = Searcher(
+                self.layout,
+                self.config,
+                (self.memories, self.thinking),
+                self.settings.embedder_factory,
+                self.settings.clock,
+            )
+        return self._searcher
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        scope: str | None = None,
+        mode: str = "hybrid",
+        min_score: float | None = None,
+        include_global: bool = True,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        kind: str = "episodic",
+        sync: bool = True,
+    ) -> builtins.list[SearchHit]:
+        """Memories that answer `query`, best first (score 0..1). `sync=True` first brings the
+        index up to date with the files (cheap when nothing changed)."""
+        return self.searcher.search(
+            query,
+            limit=limit,
+            scope=scope,
+            mode=mode,
+            min_score=min_score,
+            include_global=include_global,
+            since=since,
+            until=until,
+            kind=kind,
+            sync=sync,
+        )
+
+    def sync_index(self, *, rebuild: bool = False, progress: bool = False) -> IndexReport:
+        """Embed new or changed memories, drop deleted ones; `rebuild` starts from scratch."""
+        return self.searcher.sync(rebuild=rebuild, progress=progress)
+
+    def search_status(self) -> SearchStatus:
+        """Why the last search or sync ran degraded (fallback None: it did not)."""
+        return self.searcher.status()

@@ -1,0 +1,259 @@
+"""Retrieval quality on the LoCoMo dev split, through the real library.
+
+    .venv/bin/python benchmarks/locomo.py [--data DIR] [--modes hybrid,semantic,text,fuzzy]
+                                          [--corpora obs,turns] [--json OUT] [--workdir DIR]
+
+Scoring rule: /work/shared/benchmarks/locomo-dev/README.md. Each conversation is one memory
+store: its memories are written as memory files in a temporary repository, indexed with
+`Recall.sync_index()` and queried with `Recall.search(question, limit=10, mode=...)`.
+Memory: subject = the first ~100 characters of the text, body = the text, occurred_at = the
+session's date (plus one second per turn, so order is kept but recency never dominates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from local_recall.drafts import make_draft  # noqa: E402
+from local_recall.embedders import MiniLMEmbedder  # noqa: E402
+from local_recall.files import write_text_atomic  # noqa: E402
+from local_recall.memory import Memory, content_hash, render_memory  # noqa: E402
+from local_recall.recall import Recall, Settings  # noqa: E402
+
+DATA = Path("/work/shared/benchmarks/locomo-dev")
+MODES = ("hybrid", "semantic", "text", "fuzzy")
+CORPORA = ("obs", "turns")
+_DIA = re.compile(r"D:?(\d+):(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    text: str
+    labels: frozenset[str]
+    when: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    text: str
+    evidence: frozenset[str]
+
+
+def dia_ids(value: Any) -> frozenset[str]:
+    """Every D<a>:<b> in a string or nested list, normalised ("D:11:26" → "D11:26")."""
+    if isinstance(value, list | tuple):
+        return frozenset().union(*(dia_ids(v) for v in value)) if value else frozenset()
+    return frozenset(f"D{a}:{b}" for a, b in _DIA.findall(str(value)))
+
+
+def session_time(text: str) -> datetime:
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def sessions(conv: dict[str, Any]) -> list[int]:
+    return sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
+
+
+def corpus(conv: dict[str, Any], kind: str) -> list[Item]:
+    items: list[Item] = []
+    for n in sessions(conv):
+        start = session_time(conv[f"session_{n}_date_time"])
+        if kind == "turns":
+            for i, turn in enumerate(conv[f"session_{n}"]):
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" [shares a photo of {turn['blip_caption']}]"
+                items.append(Item(text, dia_ids(turn["dia_id"]), start + timedelta(seconds=i)))
+        else:
+            facts = conv.get(f"session_{n}_observation") or {}
+            i = 0
+            for speaker_facts in facts.values():
+                for fact, label in speaker_facts:
+                    items.append(Item(fact, dia_ids(label), start + timedelta(seconds=i)))
+                    i += 1
+    return items
+
+
+def questions(conv: dict[str, Any]) -> list[Question]:
+    return [
+        Question(q["question"], dia_ids(q["evidence"]))
+        for q in conv["qa"]
+        if q.get("category") in (1, 2, 3, 4) and dia_ids(q.get("evidence") or [])
+    ]
+
+
+def subject_of(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat.rfind(" ", 0, limit)
+    return flat[: cut if cut > limit // 2 else limit]
+
+
+def load(recall: Recall, items: Sequence[Item]) -> dict[str, frozenset[str]]:
+    """Write one memory file per item (validated and redacted by `make_draft`, as every write
+    path is); return memory id → labels. Files are written directly rather than through
+    `Recall.save`, whose per-call dedup scan makes n saves O(n²) (measured: see README)."""
+    recall.layout.episodic_dir.mkdir(parents=True, exist_ok=True)
+    labels: dict[str, frozenset[str]] = {}
+    for number, item in enumerate(items):
+        draft = make_draft(
+            subject=subject_of(item.text),
+            body=item.text,
+            keywords=None,
+            applies_to="global",
+            occurred_at=item.when,
+            source="locomo",
+        )
+        memory_id = f"00000000-0000-4000-8000-{number:012d}"
+        path = recall.memories.path_of(memory_id)
+        memory = Memory(
+            id=memory_id,
+            subject=draft.subject,
+            body=draft.body,
+            keywords=draft.keywords,
+            applies_to=draft.applies_to,
+            occurred_at=draft.occurred_at,
+            content_hash=content_hash(draft.body),
+            source=draft.source,
+            path=path,
+        )
+        write_text_atomic(path, render_memory(memory))
+        labels[memory_id] = item.labels
+    return labels
+
+
+def score(
+    ranked: Sequence[Sequence[frozenset[str]]], wanted: Sequence[frozenset[str]]
+) -> dict[str, float]:
+    """Recall@1/5/10 and MRR@10 over questions (ranked: the labels of each hit, best first)."""
+    n = len(wanted)
+    out = {"R@1": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR@10": 0.0}
+    for hits, evidence in zip(ranked, wanted, strict=True):
+        first = next((i for i, labels in enumerate(hits[:10]) if labels & evidence), None)
+        if first is None:
+            continue
+        out["MRR@10"] += 1.0 / (first + 1)
+        for k in (1, 5, 10):
+            if first < k:
+                out[f"R@{k}"] += 1
+    return {k: v / n for k, v in out.items()} if n else out
+
+
+def open_store(root: Path, embedder: MiniLMEmbedder) -> Recall:
+    recall = Recall.open(
+        settings=Settings(root=root, environ={}, embedder_factory=lambda _config: embedder)
+    )
+    recall.init()
+    return recall
+
+
+def run(
+    data: Path, modes: Iterable[str], corpora: Iterable[str], workdir: Path | None
+) -> dict[str, Any]:
+    embedder = MiniLMEmbedder()
+    embedder.load()
+    results: dict[str, Any] = {"per_conversation": {}, "timings": {}}
+    modes, corpora = list(modes), list(corpora)
+    ranked: dict[tuple[str, str], list[Sequence[frozenset[str]]]] = {}
+    wanted: dict[str, list[frozenset[str]]] = {c: [] for c in corpora}
+    timing: dict[str, float] = {
+        "write": 0.0,
+        "index": 0.0,
+        "search": 0.0,
+        "searches": 0,
+        "memories": 0,
+    }
+    base = workdir or Path(tempfile.mkdtemp(prefix="locomo-"))
+    for path in sorted(data.glob("conv-*.json")):
+        conv = json.loads(path.read_text(encoding="utf-8"))
+        qs = questions(conv)
+        for kind in corpora:
+            root = base / f"{path.stem}-{kind}"
+            fresh = not (root / "local-recall").is_dir()
+            root.mkdir(parents=True, exist_ok=True)
+            recall = open_store(root, embedder)
+            items = corpus(conv, kind)
+            started = time.perf_counter()
+            labels = load(recall, items) if fresh else _labels(recall, items)
+            timing["write"] += time.perf_counter() - started
+            started = time.perf_counter()
+            recall.sync_index()
+            timing["index"] += time.perf_counter() - started
+            timing["memories"] += len(items)
+            wanted[kind].extend(q.evidence for q in qs)
+            for mode in modes:
+                started = time.perf_counter()
+                got = [
+                    [
+                        labels[h.id]
+                        for h in recall.search(
+                            q.text, limit=10, mode=mode, sync=False, min_score=0.0
+                        )
+                    ]
+                    for q in qs
+                ]
+                timing["search"] += time.perf_counter() - started
+                timing["searches"] += len(qs)
+                ranked.setdefault((kind, mode), []).extend(got)
+                results["per_conversation"][f"{path.stem}/{kind}/{mode}"] = score(
+                    got, [q.evidence for q in qs]
+                )
+    results["overall"] = {
+        f"{kind}/{mode}": score(ranked[(kind, mode)], wanted[kind])
+        for kind in corpora
+        for mode in modes
+    }
+    results["questions"] = len(wanted[corpora[0]]) if corpora else 0
+    results["timings"] = {
+        "write_s": round(timing["write"], 2),
+        "index_s": round(timing["index"], 2),
+        "memories": int(timing["memories"]),
+        "search_ms_mean": round(1000 * timing["search"] / max(1, timing["searches"]), 2),
+    }
+    return results
+
+
+def _labels(recall: Recall, items: Sequence[Item]) -> dict[str, frozenset[str]]:
+    return {f"00000000-0000-4000-8000-{n:012d}": item.labels for n, item in enumerate(items)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--corpora", default=",".join(CORPORA))
+    parser.add_argument("--json", type=Path, default=None, help="Also write the results here.")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="Keep (and reuse) the repositories and indexes here.",
+    )
+    args = parser.parse_args(argv)
+    results = run(args.data, args.modes.split(","), args.corpora.split(","), args.workdir)
+    print(f"LoCoMo dev: {results['questions']} questions per corpus")
+    print(f"{'corpus/mode':<16} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR@10':>7}")
+    for name, s in results["overall"].items():
+        print(f"{name:<16} {s['R@1']:6.3f} {s['R@5']:6.3f} {s['R@10']:6.3f} {s['MRR@10']:7.3f}")
+    print("timings:", json.dumps(results["timings"]))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,315 @@
+"""Index build, no-op sync and search latency at 10k and 100k synthetic memories.
+
+    .venv/bin/python benchmarks/scale.py [--sizes 10000,100000] [--minilm-up-to 10000]
+                                         [--queries 60] [--workdir DIR] [--json OUT]
+
+Memories are written as real memory files (subject, two-sentence body, keywords, a scope) and
+indexed and searched through `Recall`. Stores up to --minilm-up-to memories are embedded with
+the real MiniLM model; larger ones with a hashing embedder of the same dimension (384), so the
+LanceDB side (tables, full-text index, ANN index) is measured at full size without hours of
+CPU embedding — the MiniLM share of a build is reported separately from its measured
+throughput. Queries are always embedded by the real MiniLM, so search latency is end to end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from local_recall.embedders import MiniLMEmbedder  # noqa: E402
+from local_recall.index_plan import embedded_text, passages  # noqa: E402
+from local_recall.memory import Memory, content_hash, render_memory  # noqa: E402
+from local_recall.recall import Recall, Settings  # noqa: E402
+
+TOPICS = (
+    "cache",
+    "index",
+    "daemon",
+    "socket",
+    "hook",
+    "transcript",
+    "config",
+    "lock",
+    "queue",
+    "parser",
+    "token",
+    "budget",
+    "embedding",
+    "schema",
+    "migration",
+    "retry",
+    "timeout",
+    "logging",
+    "redaction",
+    "pipeline",
+    "scheduler",
+    "worker",
+    "session",
+    "snapshot",
+)
+VERBS = (
+    "use",
+    "avoid",
+    "prefer",
+    "retry",
+    "batch",
+    "debounce",
+    "validate",
+    "hash",
+    "rotate",
+    "compact",
+    "stream",
+    "rebuild",
+    "pin",
+    "split",
+    "merge",
+    "flush",
+)
+NOUNS = (
+    "filelock",
+    "sqlite",
+    "lancedb",
+    "watchdog",
+    "onnxruntime",
+    "pyarrow",
+    "click",
+    "yaml",
+    "rapidfuzz",
+    "numpy",
+    "httpx",
+    "subprocess",
+    "asyncio",
+    "threading",
+    "tempfile",
+    "json",
+)
+WHY = (
+    "because concurrent writers race",
+    "since the CI machine has two cores",
+    "as the hook must answer within 300 ms",
+    "because Windows paths differ",
+    "since users edit files by hand",
+    "because the API rate-limits bursts",
+    "as large transcripts exceed memory",
+    "because the model changed dimension",
+)
+
+
+class HashingEmbedder:
+    """Documents: a deterministic hashed bag of words (fast, 384-d); queries: real MiniLM.
+    Only for measuring the index at sizes MiniLM would take hours to embed here."""
+
+    def __init__(self, minilm: MiniLMEmbedder) -> None:
+        self._minilm = minilm
+
+    name = "hashing"
+    model = "bag-of-words-384"
+    dim = 384
+
+    def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                out[row, int.from_bytes(digest[:4], "little") % self.dim] += (
+                    1.0 if digest[4] & 1 else -1.0
+                )
+        out[:, 0] += 0.01
+        norms: npt.NDArray[np.float32] = np.linalg.norm(out, axis=1, keepdims=True)
+        result: npt.NDArray[np.float32] = out / norms
+        return result
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        return self._minilm.embed_query(text)
+
+
+def synthetic(n: int, seed: int = 7) -> list[tuple[str, str, list[str], str, datetime]]:
+    rng = random.Random(seed)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    out = []
+    for i in range(n):
+        topic, verb, noun, why = (
+            rng.choice(TOPICS),
+            rng.choice(VERBS),
+            rng.choice(NOUNS),
+            rng.choice(WHY),
+        )
+        ident = f"{topic}_{rng.randint(1, 999)}"
+        subject = f"{verb.capitalize()} {noun} for the {topic} ({ident})"
+        body = (
+            f"We {verb} {noun} in the {topic} module {why}. "
+            f"See {ident} in src/{topic}/{noun}.py, changed in PR {1000 + i}."
+        )
+        scope = rng.choice(("global", f"file:src/{topic}/", f"area:{topic}"))
+        out.append((subject, body, [topic, noun, ident], scope, start + timedelta(minutes=i)))
+    return out
+
+
+def write_files(recall: Recall, rows: Sequence[tuple[str, str, list[str], str, datetime]]) -> None:
+    """Benchmark fixture: real memory files, written without fsync (setup, not measured)."""
+    folder = recall.layout.episodic_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, (subject, body, keywords, scope, when) in enumerate(rows):
+        memory_id = f"00000000-0000-4000-8000-{i:012d}"
+        memory = Memory(
+            id=memory_id,
+            subject=subject,
+            body=body,
+            keywords=tuple(keywords),
+            applies_to=scope,
+            occurred_at=when,
+            content_hash=content_hash(body),
+            source="bench",
+        )
+        (folder / f"{memory_id}.md").write_text(render_memory(memory), encoding="utf-8")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def measure(
+    size: int, minilm: MiniLMEmbedder, use_minilm: bool, queries: int, workdir: Path
+) -> dict[str, Any]:
+    root = workdir / f"store-{size}"
+    root.mkdir(parents=True, exist_ok=True)
+    embedder: Any = minilm if use_minilm else HashingEmbedder(minilm)
+    recall = Recall.open(
+        settings=Settings(root=root, environ={}, embedder_factory=lambda _config: embedder)
+    )
+    recall.init()
+    rows = synthetic(size)
+    result: dict[str, Any] = {
+        "memories": size,
+        "embedder": "minilm" if use_minilm else "hashing (docs) + minilm (queries)",
+    }
+    if not any(recall.layout.episodic_dir.glob("*.md")):
+        started = time.perf_counter()
+        write_files(recall, rows)
+        result["write_files_s"] = round(time.perf_counter() - started, 1)
+    started = time.perf_counter()
+    recall.scan()
+    result["first_scan_s"] = round(time.perf_counter() - started, 2)
+    started = time.perf_counter()
+    report = recall.sync_index(rebuild=True)
+    result["build_s"] = round(time.perf_counter() - started, 1)
+    result["vectors"] = report.embedded
+    texts = [embedded_text(m) for m in recall.scan().memories[:500]]
+    cut = [p for m in recall.scan().memories[:500] for p in passages(m)]
+    result["texts_per_memory"] = round((len(texts) + len(cut)) / len(texts), 2)
+    result["has_ann"] = recall.searcher.index.has_ann()
+    noop = []
+    for _ in range(5):
+        started = time.perf_counter()
+        again = recall.sync_index()
+        noop.append(time.perf_counter() - started)
+        assert again.embedded == again.updated == again.removed == 0, again
+    result["noop_sync_s_median"] = round(statistics.median(noop), 3)
+    rng = random.Random(11)
+    asks = [
+        f"why do we {rng.choice(VERBS)} {rng.choice(NOUNS)} in the {rng.choice(TOPICS)}"
+        for _ in range(queries)
+    ]
+    asks[::5] = [f"{rng.choice(TOPICS)}_{rng.randint(1, 999)}" for _ in asks[::5]]  # identifiers
+    recall.search(asks[0], sync=False)  # warm: fuzzy vocabulary, table handles
+    for mode in ("hybrid", "semantic", "text", "fuzzy"):
+        times = []
+        for ask in asks:
+            started = time.perf_counter()
+            recall.search(ask, mode=mode, limit=10, sync=False)
+            times.append(1000 * (time.perf_counter() - started))
+        result[f"{mode}_ms_p50"] = round(percentile(times, 0.5), 1)
+        result[f"{mode}_ms_p95"] = round(percentile(times, 0.95), 1)
+    started = time.perf_counter()
+    recall.search(asks[1], sync=True)
+    result["search_with_noop_sync_ms"] = round(1000 * (time.perf_counter() - started), 1)
+    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return result
+
+
+def minilm_throughput(minilm: MiniLMEmbedder) -> float:
+    rows = synthetic(512, seed=3)
+    texts = [f"{s}\n{b}" for s, b, *_ in rows]
+    minilm.embed_documents(texts[:32])
+    started = time.perf_counter()
+    minilm.embed_documents(texts)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def machine() -> dict[str, Any]:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        ram = int(Path("/proc/meminfo").read_text().split()[1]) // (1024 * 1024)
+    except (OSError, ValueError, IndexError):
+        ram = 0
+    import lancedb
+
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "ram_gb": ram,
+        "python": platform.python_version(),
+        "lancedb": lancedb.__version__,
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--minilm-up-to", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="lr-scale-"))
+    minilm = MiniLMEmbedder()
+    minilm.load()
+    results: dict[str, Any] = {
+        "machine": machine(),
+        "minilm_texts_per_s": round(minilm_throughput(minilm), 1),
+        "runs": [],
+    }
+    print(
+        json.dumps(results["machine"]),
+        f"MiniLM {results['minilm_texts_per_s']} texts/s",
+        flush=True,
+    )
+    for size in (int(s) for s in args.sizes.split(",")):
+        run = measure(size, minilm, size <= args.minilm_up_to, args.queries, workdir)
+        results["runs"].append(run)
+        print(json.dumps(run), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,547 @@
+"""Installing local-recall into Claude Code: hooks in a settings file, the MCP server in .mcp.json.
+
+Claude Code silently ignores a whole settings file when one hook entry is invalid, so nothing is
+written that has not been checked: pure planners build the new JSON documents from the old ones
+(tested with literals), `install`/`uninstall` validate them, write atomically, read the file back
+and validate again (restoring the old text if that fails). A file that is not valid JSON is
+refused untouched.
+
+Our entries are recognised by what they run (`<local-recall> hook <event>`, `<local-recall> mcp`,
+with `<local-recall>` the console script or `python -m local_recall`), so uninstall removes
+exactly those and nothing else; no marker key is added that Claude Code might reject."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from local_recall.errors import InvalidClaudeSettings, InvalidInput, StorageError
+from local_recall.files import write_text_atomic
+
+SCOPES = ("project", "local", "user")
+MCP_SERVER_NAME = "local-recall"
+_SCRIPT_NAMES = ("local-recall", "local-recall.exe")
+
+JSONObject = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    event: str  # Claude Code hook event
+    subcommand: str  # `local-recall hook <subcommand>`
+    timeout: int  # seconds Claude Code waits before cancelling the hook
+    matcher: str | None = None
+
+
+HOOKS = (
+    HookSpec("SessionStart", "session-start", 15, "startup|resume|clear|compact"),
+    HookSpec("UserPromptSubmit", "user-prompt-submit", 10),
+    HookSpec("SessionEnd", "session-end", 5),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Launcher:
+    """How to run local-recall from any directory: absolute argv, no reliance on PATH."""
+
+    argv: tuple[str, ...]
+
+    def shell_command(self, *args: str) -> str:
+        return shlex.join((*self.argv, *args))
+
+
+def find_launcher(python: str = sys.executable) -> Launcher:
+    """The `local-recall` console script next to the interpreter (same venv), else
+    `<python> -m local_recall`. The path is made absolute but symlinks are kept: resolving a
+    venv's `python` would lead out of the venv."""
+    interpreter = Path(python).absolute()
+    for name in _SCRIPT_NAMES:
+        script = interpreter.parent / name
+        if script.is_file() and os.access(script, os.X_OK):
+            return Launcher((str(script),))
+    return Launcher((str(interpreter), "-m", "local_recall"))
+
+
+def settings_path(scope: str, root: Path, claude_config_dir: Path) -> Path:
+    if scope == "project":
+        return root / ".claude" / "settings.json"
+    if scope == "local":
+        return root / ".claude" / "settings.local.json"
+    if scope == "user":
+        return claude_config_dir / "settings.json"
+    raise InvalidInput(f"unknown scope {scope!r}: use {', '.join(SCOPES)}")
+
+
+def mcp_config_path(root: Path) -> Path:
+    return root / ".mcp.json"
+
+
+# --- recognising our entries (pure) --------------------------------------------------------------
+
+
+def is_local_recall_argv(argv: Sequence[str]) -> bool:
+    """`/x/local-recall`, `local-recall` or `/x/python -m local_recall`."""
+    if len(argv) == 1:
+        return Path(argv[0]).name in _SCRIPT_NAMES
+    return len(argv) == 3 and argv[1] == "-m" and argv[2] == "local_recall"
+
+
+def hook_subcommand(command: str) -> str | None:
+    """`session-start` etc. when `command` runs `<local-recall> hook <subcommand>`, else None."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) < 3 or words[-2] != "hook" or not is_local_recall_argv(words[:-2]):
+        return None
+    return words[-1]
+
+
+def _is_our_hook(entry: object) -> bool:
+    return (
+        isinstance(entry, dict)
+        and entry.get("type") == "command"
+        and isinstance(entry.get("command"), str)
+        and hook_subcommand(entry["command"]) is not None
+    )
+
+
+def is_our_mcp_entry(entry: object) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    command, args = entry.get("command"), entry.get("args") or []
+    if not isinstance(command, str) or not isinstance(args, list) or not args:
+        return False
+    argv = [command, *map(str, args)]
+    return argv[-1] == "mcp" and is_local_recall_argv(argv[:-1])
+
+
+# --- building and merging documents (pure) -------------------------------------------------------
+
+
+def hook_group(spec: HookSpec, launcher: Launcher) -> JSONObject:
+    """One matcher group, in the settings schema documented by Claude Code."""
+    hook = {
+        "type": "command",
+        "command": launcher.shell_command("hook", spec.subcommand),
+        "timeout": spec.timeout,
+    }
+    group: JSONObject = {"matcher": spec.matcher} if spec.matcher is not None else {}
+    group["hooks"] = [hook]
+    return group
+
+
+def mcp_entry(launcher: Launcher, root: Path) -> JSONObject:
+    return {
+        "type": "stdio",
+        "command": launcher.argv[0],
+        "args": [*launcher.argv[1:], "mcp"],
+        "env": {"LOCAL_RECALL_ROOT": str(root)},
+    }
+
+
+def _group_without_ours(group: Any) -> Any | None:
+    """The group minus our hook entries; None when nothing of it is left."""
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return group
+    kept = [h for h in group["hooks"] if not _is_our_hook(h)]
+    if len(kept) == len(group["hooks"]):
+        return group
+    if not kept:
+        return None
+    return {**group, "hooks": kept}
+
+
+def _has_ours(group: Any) -> bool:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and any(_is_our_hook(h) for h in hooks)
+
+
+def plan_settings_install(document: Mapping[str, Any], launcher: Launcher) -> JSONObject:
+    """`document` with our hook groups: left as they are when already exactly right, else our
+    old entries are taken out (wherever they were) and the right groups appended per event.
+    Everything else is kept in place."""
+    new = copy.deepcopy(dict(document))
+    hooks = dict(new.get("hooks") or {})
+    for spec in HOOKS:
+        groups = list(hooks.get(spec.event) or [])
+        wanted = hook_group(spec, launcher)
+        if [g for g in groups if _has_ours(g)] == [wanted]:
+            continue
+        kept = [g for g in map(_group_without_ours, groups) if g is not None]
+        hooks[spec.event] = [*kept, wanted]
+    new["hooks"] = hooks
+    return new
+
+
+def plan_settings_uninstall(document: Mapping[str, Any]) -> JSONObject:
+    """`document` without any hook entry that runs `local-recall hook ...`; an event (and the
+    `hooks` key) left empty by that is removed too."""
+    new = copy.deepcopy(dict(document))
+    hooks = new.get("hooks")
+    if not isinstance(hooks, dict):
+        return new
+    for event, groups in list(hooks.items()):
+        if not isinstance(groups, list) or not any(_has_ours(g) for g in groups):
+            continue
+        kept = [g for g in map(_group_without_ours, groups) if g is not None]
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    if not hooks:
+        del new["hooks"]
+    return new
+
+
+def plan_mcp_install(document: Mapping[str, Any], launcher: Launcher, root: Path) -> JSONObject:
+    new = copy.deepcopy(dict(document))
+    servers = dict(new.get("mcpServers") or {})
+    servers[MCP_SERVER_NAME] = mcp_entry(launcher, root)
+    new["mcpServers"] = servers
+    return new
+
+
+def plan_mcp_uninstall(document: Mapping[str, Any]) -> JSONObject:
+    """Without our server entry. An entry named local-recall that runs something else is kept."""
+    new = copy.deepcopy(dict(document))
+    servers = new.get("mcpServers")
+    if isinstance(servers, dict) and is_our_mcp_entry(servers.get(MCP_SERVER_NAME)):
+        del servers[MCP_SERVER_NAME]
+    return new
+
+
+def plan_approve_mcp(document: Mapping[str, Any]) -> JSONObject:
+    """Approve our project server the way Claude Code's prompt does (`enabledMcpjsonServers`),
+    unless all project servers are already allowed or the user disabled ours."""
+    new = copy.deepcopy(dict(document))
+    approved = new.get("enabledMcpjsonServers", [])
+    disabled = new.get("disabledMcpjsonServers", [])
+    if (
+        new.get("enableAllProjectMcpServers") is True
+        or not isinstance(approved, list)
+        or (isinstance(disabled, list) and MCP_SERVER_NAME in disabled)
+        or MCP_SERVER_NAME in approved
+    ):
+        return new
+    new["enabledMcpjsonServers"] = [*approved, MCP_SERVER_NAME]
+    return new
+
+
+def plan_unapprove_mcp(document: Mapping[str, Any]) -> JSONObject:
+    new = copy.deepcopy(dict(document))
+    approved = new.get("enabledMcpjsonServers")
+    if isinstance(approved, list) and MCP_SERVER_NAME in approved:
+        kept = [name for name in approved if name != MCP_SERVER_NAME]
+        if kept:
+            new["enabledMcpjsonServers"] = kept
+        else:
+            del new["enabledMcpjsonServers"]
+    return new
+
+
+def installed_hooks(document: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Our hook commands per event, as found in a settings document."""
+    found: dict[str, list[str]] = {}
+    hooks = document.get("hooks")
+    if not isinstance(hooks, dict):
+        return found
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else ():
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for entry in entries if isinstance(entries, list) else ():
+                if _is_our_hook(entry):
+                    found.setdefault(str(event), []).append(entry["command"])
+    return found
+
+
+# --- validation (pure) ---------------------------------------------------------------------------
+
+
+def settings_problems(document: object) -> list[str]:
+    """What would make Claude Code reject the file's hooks. Only the shape Claude Code documents
+    is checked, so entries of kinds this version does not know are not flagged."""
+    if not isinstance(document, dict):
+        return ["the file must hold a JSON object"]
+    hooks = document.get("hooks")
+    if hooks is None:
+        return []
+    if not isinstance(hooks, dict):
+        return ['"hooks" must be an object of event names to lists']
+    problems: list[str] = []
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            problems.append(f"hooks.{event} must be a list of matcher groups")
+            continue
+        for i, group in enumerate(groups):
+            problems.extend(_group_problems(f"hooks.{event}[{i}]", group))
+    return problems
+
+
+def _group_problems(where: str, group: object) -> list[str]:
+    if not isinstance(group, dict):
+        return [f"{where} must be an object"]
+    problems = []
+    if "matcher" in group and not isinstance(group["matcher"], str):
+        problems.append(f"{where}.matcher must be a string")
+    entries = group.get("hooks")
+    if not isinstance(entries, list):
+        return [*problems, f"{where}.hooks must be a list"]
+    for j, entry in enumerate(entries):
+        at = f"{where}.hooks[{j}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
+            problems.append(f"{at} must be an object with a string 'type'")
+            continue
+        if entry["type"] == "command":
+            command = entry.get("command")
+            if not isinstance(command, str) or not command.strip():
+                problems.append(f"{at}.command must be a non-empty string")
+        timeout = entry.get("timeout")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+        ):
+            problems.append(f"{at}.timeout must be a positive number")
+    return problems
+
+
+def mcp_problems(document: object) -> list[str]:
+    if not isinstance(document, dict):
+        return ["the file must hold a JSON object"]
+    servers = document.get("mcpServers")
+    if servers is None:
+        return []
+    if not isinstance(servers, dict):
+        return ['"mcpServers" must be an object of server names to definitions']
+    problems = []
+    for name, server in servers.items():
+        if not isinstance(server, dict):
+            problems.append(f"mcpServers.{name} must be an object")
+            continue
+        if "command" in server and not isinstance(server["command"], str):
+            problems.append(f"mcpServers.{name}.command must be a string")
+        args = server.get("args")
+        if args is not None and not (
+            isinstance(args, list) and all(isinstance(a, str) for a in args)
+        ):
+            problems.append(f"mcpServers.{name}.args must be a list of strings")
+        env = server.get("env")
+        if env is not None and not (
+            isinstance(env, dict) and all(isinstance(v, str) for v in env.values())
+        ):
+            problems.append(f"mcpServers.{name}.env must map names to strings")
+    return problems
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    path: Path
+    what: str  # "hooks" | "MCP server"
+    action: str  # created | updated | unchanged | removed | deleted | absent
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": str(self.path), "what": self.what, "action": self.action}
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    path: Path
+    text: str | None  # None: the file does not exist
+    document: JSONObject
+
+
+def read_json_object(path: Path) -> tuple[str | None, JSONObject]:
+    """(text, document) of a JSON object file; (None, {}) when it does not exist and an empty
+    file counts as `{}`. Raises InvalidClaudeSettings when it cannot be read or parsed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidClaudeSettings(path, f"cannot read it: {exc}") from None
+    if not text.strip():
+        return text, {}
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidClaudeSettings(
+            path,
+            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "fix it and run again — nothing was changed",
+        ) from None
+    if not isinstance(document, dict):
+        raise InvalidClaudeSettings(
+            path, "the file must hold a JSON object — fix it and run again; nothing was changed"
+        )
+    return text, document
+
+
+def _load(path: Path, check: Callable[[object], list[str]], *, strict: bool) -> _Loaded:
+    """Read a JSON object file; not valid JSON is refused (before anything is written). With
+    `strict`, a document that already has shape problems is refused too: writing our entries
+    into a file Claude Code ignores would only hide them."""
+    text, document = read_json_object(path)
+    problems = check(document)
+    if problems and strict:
+        raise InvalidClaudeSettings(
+            path, f"{'; '.join(problems[:3])} — fix it and run again; nothing was changed"
+        )
+    return _Loaded(path, text, document)
+
+
+def render_json(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _save(
+    loaded: _Loaded, new: JSONObject, what: str, check: Callable[[object], list[str]]
+) -> FileChange:
+    """Write `new` if it differs; an empty document replaces a file we would otherwise leave as
+    `{}` by deleting it. Read back and validated; on any mismatch the old text is restored."""
+    if new == loaded.document and loaded.text is not None:
+        return FileChange(loaded.path, what, "unchanged")
+    if not new:
+        if loaded.text is None:
+            return FileChange(loaded.path, what, "absent")
+        try:
+            loaded.path.unlink()
+        except OSError as exc:
+            raise StorageError(f"cannot remove {loaded.path}: {exc.strerror or exc}") from None
+        return FileChange(loaded.path, what, "deleted")
+    # Problems we did not find in the old document would be ours (a planner bug): never write
+    # them. Problems already there (uninstall from a broken file) are the user's to fix.
+    was_clean = not check(loaded.document)
+    problems = check(new)
+    if problems and was_clean:
+        raise InvalidClaudeSettings(loaded.path, "refusing to write " + "; ".join(problems))
+    write_text_atomic(loaded.path, render_json(new))
+    try:
+        reread = json.loads(loaded.path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        reread = exc
+    if reread != new or (was_clean and check(reread)):
+        _restore(loaded)
+        raise StorageError(f"{loaded.path}: the written file did not read back intact; restored")
+    return FileChange(loaded.path, what, "created" if loaded.text is None else "updated")
+
+
+def _restore(loaded: _Loaded) -> None:
+    if loaded.text is None:
+        loaded.path.unlink(missing_ok=True)
+    else:
+        write_text_atomic(loaded.path, loaded.text)
+
+
+@dataclass(frozen=True, slots=True)
+class InstallReport:
+    changes: tuple[FileChange, ...]
+
+    @property
+    def changed(self) -> bool:
+        return any(c.action not in ("unchanged", "absent") for c in self.changes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    """One planned edit of one file: what it holds for us, and how to plan it."""
+
+    path: Path
+    what: str
+    check: Callable[[object], list[str]]
+    plan: Callable[[JSONObject], JSONObject]
+
+
+def _edits(
+    root: Path, claude_config_dir: Path, scope: str, *, adding: bool, launcher: Launcher
+) -> list[_Edit]:
+    hooks_path = settings_path(scope, root, claude_config_dir)
+    approval_path = settings_path("local", root, claude_config_dir)
+    if adding:
+        return [
+            _Edit(
+                hooks_path, "hooks", settings_problems, lambda d: plan_settings_install(d, launcher)
+            ),
+            _Edit(approval_path, "MCP approval", settings_problems, plan_approve_mcp),
+            _Edit(
+                mcp_config_path(root),
+                "MCP server",
+                mcp_problems,
+                lambda d: plan_mcp_install(d, launcher, root),
+            ),
+        ]
+    return [
+        _Edit(hooks_path, "hooks", settings_problems, plan_settings_uninstall),
+        _Edit(approval_path, "MCP approval", settings_problems, plan_unapprove_mcp),
+        _Edit(mcp_config_path(root), "MCP server", mcp_problems, plan_mcp_uninstall),
+    ]
+
+
+def _apply(edits: list[_Edit], root: Path, *, adding: bool) -> InstallReport:
+    """Read every file first (refusing before anything is written), plan each file once (two
+    edits of one file, with --scope local, are chained), then write the files that changed."""
+    loaded: dict[Path, _Loaded] = {}
+    planned: dict[Path, JSONObject] = {}
+    labels: dict[Path, list[str]] = {}
+    checks: dict[Path, Callable[[object], list[str]]] = {}
+    for edit in edits:
+        if edit.path not in loaded:
+            loaded[edit.path] = _load(edit.path, edit.check, strict=adding)
+            planned[edit.path] = loaded[edit.path].document
+            checks[edit.path] = edit.check
+        planned[edit.path] = edit.plan(planned[edit.path])
+        labels.setdefault(edit.path, []).append(edit.what)
+    changes = []
+    for path, old in loaded.items():
+        what = " + ".join(labels[path])
+        new = planned[path]
+        if not adding:
+            if old.text is None:
+                changes.append(FileChange(path, what, "absent"))
+                continue
+            if new == old.document:
+                changes.append(FileChange(path, what, "unchanged"))
+                continue
+            if new == {"mcpServers": {}}:
+                new = {}
+        change = _save(old, new, what, checks[path])
+        if not adding and change.action == "updated":
+            change = FileChange(path, what, "removed")
+        if change.action == "deleted" and path.parent == root / ".claude":
+            with contextlib.suppress(OSError):  # the repo's .claude/ folder, if now empty
+                path.parent.rmdir()
+        changes.append(change)
+    return InstallReport(tuple(changes))
+
+
+def install(
+    root: Path,
+    *,
+    claude_config_dir: Path,
+    scope: str = "project",
+    launcher: Launcher | None = None,
+) -> InstallReport:
+    """Add our hooks to the settings file of `scope`, our server to `<root>/.mcp.json`, and its
+    approval to `<root>/.claude/settings.local.json` (what Claude Code's approval prompt would
+    store; it is ignored in the committed settings.json). Every file is read and checked before
+    any is written. Idempotent."""
+    edits = _edits(
+        root, claude_config_dir, scope, adding=True, launcher=launcher or find_launcher()
+    )
+    return _apply(edits, root, adding=True)
+
+
+def uninstall(root: Path, *, claude_config_dir: Path, scope: str = "project") -> InstallReport:
+    """Remove exactly what `install` adds: our hook entries (from the settings file of `scope`),
+    the approval and our MCP server entry. Files left empty are deleted; all else is kept."""
+    edits = _edits(root, claude_config_dir, scope, adding=False, launcher=Launcher(()))
+    return _apply(edits, root, adding=False)
