@@ -318,6 +318,12 @@ _INJECTED_SPAN = re.compile(
     r"|local-command-caveat|local-command-stdout|local-command-stderr)>.*?(?:</\1>|\Z)",
     re.DOTALL,
 )
+# Results of our own MCP read tools are memories we served: like hook output, they must never
+# come back as "new" knowledge. Server names vary (`local-recall`, a plugin's prefixed name).
+_OWN_READ_TOOL = re.compile(
+    r"^mcp__(?:plugin_local-recall_)?local-recall__"
+    r"(?:search_memories|get_memories|memory_timeline|recent_memories)$"
+)
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 
@@ -643,6 +649,8 @@ class _TurnAssembler:
         text, removed = strip_injected("\n".join(parts))
         self.counters.injected_spans_removed += removed
         call_id = str(block.get("tool_use_id") or "")
+        if _OWN_READ_TOOL.match(self.tool_names.get(call_id, "")):
+            text = "[memories from local-recall]"
         return ToolResult(
             ok=block.get("is_error") is not True,
             snippet=_one_line(text, RESULT_SNIPPET_CHARS),

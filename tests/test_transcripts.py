@@ -548,6 +548,39 @@ def test_injected_spans_are_removed_from_user_text() -> None:
     assert parsed.stats.skipped_entries == 2  # the emptied prompt and the isMeta entry
 
 
+@pytest.mark.parametrize(
+    ("tool", "hidden"),
+    [
+        ("mcp__local-recall__get_memories", True),
+        ("mcp__local-recall__search_memories", True),
+        ("mcp__plugin_local-recall_local-recall__memory_timeline", True),
+        ("mcp__local-recall__save_memory", False),  # the agent's own words: worth extracting
+        ("mcp__other__get_memories", False),
+    ],
+)
+def test_results_of_our_own_read_tools_never_come_back(tool: str, hidden: bool) -> None:
+    call = _assistant(
+        [{"type": "tool_use", "id": "t1", "name": tool, "input": {"ids": ["x"]}}],
+        uuid="a1",
+        message_id="m1",
+    )
+    served = "Zebra memory: always run the flaky suite twice"
+    result = _user(
+        [
+            {
+                "type": "tool_result",
+                "tool_use_id": "t1",
+                "content": [{"type": "text", "text": served}],
+            }
+        ],
+        uuid="u2",
+    )
+    parsed = parse_transcript([_user("what do we know?"), call, result])
+    rendered = "\n".join(render_turn(turn) for turn in parsed.turns)
+    assert (served not in rendered) is hidden
+    assert ("[memories from local-recall]" in rendered) is hidden
+
+
 def test_tool_results_errors_images_and_reminders() -> None:
     call = _assistant(
         [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a.py"}}],
