@@ -417,9 +417,9 @@ def main() -> int:
             "",
             "Import costs in a fresh interpreter (median of 10, wall): "
             + ", ".join(f"`{name}` {ms * 1000:.1f} ms" for name, ms in costs.items())
-            + ". The warm hook needs none of `dataclasses`, `tempfile` or `hashlib` itself: "
-            "the first two come with `layout.py` (a dataclass) and `files.py` (tempfile); "
-            "`hashlib` only when `state/daemon.socket` is missing.",
+            + ". The warm hook imports none of `dataclasses`, `tempfile` or `hashlib`: "
+            "`layout.Layout` is a NamedTuple, `files.py` imports tempfile only to write, and "
+            "`hashlib` is needed only when `state/daemon.socket` is missing.",
         ]
     )
     print(text)

@@ -48,7 +48,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "min_score": Key(float, 0.0, "Hits below this score are dropped.", minimum=0, maximum=1),
         "ann_threshold": Key(
             int,
-            20_000,
+            5_000,
             "Build an ANN vector index once the store has this many memories.",
             minimum=256,
         ),

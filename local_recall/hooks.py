@@ -72,7 +72,7 @@ class HookInput(NamedTuple):
 
 def _text(data: Mapping[str, Any], key: str) -> str | None:
     value = data.get(key)
-    return value if isinstance(value, str) else None
+    return _clean(value) if isinstance(value, str) else None
 
 
 def parse_hook_input(raw: bytes, *, truncated: bool = False) -> HookInput:
@@ -90,14 +90,13 @@ def parse_hook_input(raw: bytes, *, truncated: bool = False) -> HookInput:
         )
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than ~1000
         return HookInput()
     if not isinstance(data, dict):
         return HookInput()
-    prompt = _text(data, "prompt")
     return HookInput(
         cwd=_text(data, "cwd"),
-        prompt=None if prompt is None else _clean(prompt),
+        prompt=_text(data, "prompt"),
         source=_text(data, "source"),
         transcript_path=_text(data, "transcript_path"),
         session_id=_text(data, "session_id"),

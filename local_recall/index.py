@@ -147,7 +147,7 @@ def decide_rebuild(meta: IndexMeta | None, *, fingerprint: str | None, identity:
 class MemoryIndex:
     """The LanceDB table and its meta file. Every lancedb failure becomes IndexUnavailable."""
 
-    def __init__(self, directory: Path, lock_path: Path, *, ann_threshold: int = 20_000) -> None:
+    def __init__(self, directory: Path, lock_path: Path, *, ann_threshold: int = 5_000) -> None:
         self.directory = directory
         self._lock_path = lock_path
         self._ann_threshold = ann_threshold

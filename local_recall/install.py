@@ -17,6 +17,7 @@ import copy
 import json
 import os
 import shlex
+import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,14 +59,22 @@ class Launcher:
         return shlex.join((*self.argv, *args))
 
 
-def find_launcher(python: str = sys.executable) -> Launcher:
+def find_launcher(python: str = sys.executable, search_path: str | None = None) -> Launcher:
     """The `local-recall` console script next to the interpreter (same venv), else
     `<python> -m local_recall`. The path is made absolute but symlinks are kept: resolving a
-    venv's `python` would lead out of the venv."""
+    venv's `python` would lead out of the venv.
+
+    When that very script is also what `local-recall` on PATH finds (pipx, uv tool, an
+    activated venv), the bare name is used instead: `.claude/settings.json` and `.mcp.json` are
+    committed, and a path on this machine would break every teammate's session."""
     interpreter = Path(python).absolute()
     for name in _SCRIPT_NAMES:
         script = interpreter.parent / name
         if script.is_file() and os.access(script, os.X_OK):
+            on_path = shutil.which(name, path=search_path)
+            with contextlib.suppress(OSError):
+                if on_path is not None and os.path.samefile(on_path, script):
+                    return Launcher((name,))
             return Launcher((str(script),))
     return Launcher((str(interpreter), "-m", "local_recall"))
 
@@ -139,13 +148,10 @@ def hook_group(spec: HookSpec, launcher: Launcher) -> JSONObject:
     return group
 
 
-def mcp_entry(launcher: Launcher, root: Path) -> JSONObject:
-    return {
-        "type": "stdio",
-        "command": launcher.argv[0],
-        "args": [*launcher.argv[1:], "mcp"],
-        "env": {"LOCAL_RECALL_ROOT": str(root)},
-    }
+def mcp_entry(launcher: Launcher) -> JSONObject:
+    # No LOCAL_RECALL_ROOT: the file is committed, and the server finds the repository from the
+    # directory Claude Code starts it in (the session's), like the hooks and the plugin do.
+    return {"type": "stdio", "command": launcher.argv[0], "args": [*launcher.argv[1:], "mcp"]}
 
 
 def _group_without_ours(group: Any) -> Any | None:
@@ -202,10 +208,10 @@ def plan_settings_uninstall(document: Mapping[str, Any]) -> JSONObject:
     return new
 
 
-def plan_mcp_install(document: Mapping[str, Any], launcher: Launcher, root: Path) -> JSONObject:
+def plan_mcp_install(document: Mapping[str, Any], launcher: Launcher) -> JSONObject:
     new = copy.deepcopy(dict(document))
     servers = dict(new.get("mcpServers") or {})
-    servers[MCP_SERVER_NAME] = mcp_entry(launcher, root)
+    servers[MCP_SERVER_NAME] = mcp_entry(launcher)
     new["mcpServers"] = servers
     return new
 
@@ -476,7 +482,7 @@ def _edits(
                 mcp_config_path(root),
                 "MCP server",
                 mcp_problems,
-                lambda d: plan_mcp_install(d, launcher, root),
+                lambda d: plan_mcp_install(d, launcher),
             ),
         ]
     return [

@@ -433,9 +433,9 @@ def _parse_timestamp(value: object) -> datetime | None:
         return None
     try:
         parsed = datetime.fromisoformat(value)
-    except ValueError:
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except (ValueError, OverflowError):  # year 1 or 9999 with an offset leaves the range
         return None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 @dataclass(slots=True)
@@ -512,7 +512,7 @@ class _TurnAssembler:
     def add(self, entry: Mapping[str, object], start: int, end: int) -> None:
         kind = entry.get("type")
         if kind not in ("user", "assistant"):
-            if kind in _NON_CONVERSATION_TYPES:
+            if isinstance(kind, str) and kind in _NON_CONVERSATION_TYPES:  # a list is unhashable
                 self.counters.skipped_entries += 1
             else:
                 self.counters.unknown_entries += 1
@@ -696,6 +696,17 @@ def parse_transcript(
     return _parse_stream(io.BytesIO(data), start_offset, max_line_bytes, "<memory>")
 
 
+# A `\ud800`-style escape: JSON may encode half a surrogate pair, which Python decodes into a
+# str that cannot be encoded as UTF-8 (the extractor's stdin, a memory file).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _without_lone_surrogates(entry: dict[str, object]) -> object:
+    """The entry with lone surrogates dropped (escaped pairs were already joined by json)."""
+    text = json.dumps(entry, ensure_ascii=False).encode("utf-8", "ignore")
+    return json.loads(text)
+
+
 def _parse_stream(
     stream: BinaryIO, start_offset: int, max_line_bytes: int, name: str
 ) -> ParsedTranscript:
@@ -719,10 +730,12 @@ def _parse_stream(
             continue
         try:
             entry = json.loads(line.data)
-        except ValueError as exc:  # includes UnicodeDecodeError
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError; deep nesting
             entry, error = None, str(exc)[:120]
         else:
             error = "not a JSON object"
+        if isinstance(entry, dict) and _SURROGATE_ESCAPE.search(line.data):
+            entry = _without_lone_surrogates(entry)
         if not isinstance(entry, dict):
             counters.malformed_lines += 1
             logger.warning("%s: malformed line at offset %d: %s", name, line.start, error)

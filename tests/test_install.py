@@ -46,7 +46,6 @@ from tests.fake_anthropic import (
 )
 
 LR = Launcher(("/opt/venv/bin/local-recall",))
-ROOT = Path("/work/repo")
 
 OTHER_HOOK = {"type": "command", "command": "npx prettier --check", "timeout": 30}
 OUR_PROMPT_HOOK = {
@@ -100,11 +99,36 @@ def test_find_launcher_prefers_the_console_script_next_to_python(tmp_path: Path)
     bin_dir.mkdir(parents=True)
     python = bin_dir / "python"
     python.write_text("")
-    assert find_launcher(str(python)) == Launcher((str(python), "-m", "local_recall"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert find_launcher(str(python), str(elsewhere)) == Launcher(
+        (str(python), "-m", "local_recall")
+    )
     script = bin_dir / "local-recall"
     script.write_text("#!/bin/sh\n")
     script.chmod(0o755)
-    assert find_launcher(str(python)) == Launcher((str(script),))
+    assert find_launcher(str(python), str(elsewhere)) == Launcher((str(script),))
+    # another local-recall earlier on PATH: keep the absolute path to ours
+    other = elsewhere / "local-recall"
+    other.write_text("#!/bin/sh\n")
+    other.chmod(0o755)
+    assert find_launcher(str(python), f"{elsewhere}:{bin_dir}") == Launcher((str(script),))
+
+
+def test_find_launcher_uses_the_bare_name_when_path_finds_the_same_script(tmp_path: Path) -> None:
+    """Committed settings then hold no machine-specific path (pipx, uv tool, active venv)."""
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    python = bin_dir / "python"
+    python.write_text("")
+    script = bin_dir / "local-recall"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    linked = tmp_path / "shims"
+    linked.mkdir()
+    (linked / "local-recall").symlink_to(script)  # pipx links its scripts like this
+    assert find_launcher(str(python), str(linked)) == Launcher(("local-recall",))
+    assert find_launcher(str(python), str(bin_dir)) == Launcher(("local-recall",))
 
 
 # --- planning settings ----------------------------------------------------------------------------
@@ -213,7 +237,7 @@ def test_installed_hooks_lists_our_commands_per_event() -> None:
 
 def test_mcp_plan_adds_our_server_next_to_others() -> None:
     other = {"command": "npx", "args": ["-y", "some-server"]}
-    plan = plan_mcp_install({"mcpServers": {"other": other}}, LR, ROOT)
+    plan = plan_mcp_install({"mcpServers": {"other": other}}, LR)
     assert plan == {
         "mcpServers": {
             "other": other,
@@ -221,7 +245,6 @@ def test_mcp_plan_adds_our_server_next_to_others() -> None:
                 "type": "stdio",
                 "command": "/opt/venv/bin/local-recall",
                 "args": ["mcp"],
-                "env": {"LOCAL_RECALL_ROOT": "/work/repo"},
             },
         }
     }
@@ -231,7 +254,7 @@ def test_mcp_plan_adds_our_server_next_to_others() -> None:
 
 def test_mcp_plan_with_python_launcher() -> None:
     launcher = Launcher(("/usr/bin/python3", "-m", "local_recall"))
-    entry = plan_mcp_install({}, launcher, ROOT)["mcpServers"]["local-recall"]
+    entry = plan_mcp_install({}, launcher)["mcpServers"]["local-recall"]
     assert entry["command"] == "/usr/bin/python3"
     assert entry["args"] == ["-m", "local_recall", "mcp"]
 
@@ -283,7 +306,7 @@ def test_install_merges_into_existing_files_and_is_idempotent(tmp_path: Path) ->
     assert written["hooks"]["Stop"] == original["hooks"]["Stop"]
     assert sorted(installed_hooks(written)) == sorted(s.event for s in HOOKS)
     assert read(mcp)["mcpServers"]["db"] == {"command": "db-mcp"}
-    assert read(mcp)["mcpServers"]["local-recall"]["env"] == {"LOCAL_RECALL_ROOT": str(root)}
+    assert "env" not in read(mcp)["mcpServers"]["local-recall"]  # committed: no machine paths
 
     before = (settings.read_bytes(), mcp.read_bytes(), settings.stat().st_mtime_ns)
     again = install(root, claude_config_dir=tmp_path / "home" / ".claude", launcher=LR)
@@ -459,8 +482,8 @@ def test_cli_init_installs_and_uninstall_removes(repo: Path, tmp_path: Path) -> 
         ("MCP server", "created"),
     ]
     entry = read(repo / ".mcp.json")["mcpServers"]["local-recall"]
-    assert Path(entry["command"]).is_file()  # absolute: works from any cwd
-    assert entry["env"] == {"LOCAL_RECALL_ROOT": str(repo)}
+    assert Path(entry["command"]).is_file()  # absolute (not on PATH here): works from any cwd
+    assert "env" not in entry
     command = read(repo / ".claude" / "settings.json")["hooks"]["SessionStart"][0]["hooks"][0][
         "command"
     ]
