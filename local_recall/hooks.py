@@ -228,7 +228,10 @@ def hook_root(payload_cwd: str | None, environ: Mapping[str, str], cwd: Path) ->
     Code reported, or of our own cwd."""
     start = environ.get("CLAUDE_PROJECT_DIR") or payload_cwd or ""
     base = Path(start) if start and os.path.isabs(start) else cwd
-    return discover_root(None, environ, base)
+    try:
+        return discover_root(None, environ, base)
+    except (OSError, ValueError):  # a NUL byte, or a path too long for the kernel
+        return discover_root(None, environ, cwd)
 
 
 # --- the hooks ------------------------------------------------------------------------------
@@ -356,10 +359,15 @@ def _search_in_process(run: HookRun, query: str) -> list[Note]:
 
     recall = _open_recall(run)
     notes: list[Note] = []
-    # sync=False: a hook never embeds or re-indexes (the daemon, `local-recall sync` and the
-    # CLI keep the index); without an index, search falls back to a word match over the files
+    # The files alone (word match + fuzzy), never the index: importing lancedb and loading the
+    # model would cost ~2 s of the prompt's time, and the daemon just started for the next
+    # prompts answers with hybrid search. A hook never embeds or re-indexes either.
     hits = recall.search(
-        query, limit=run.settings.search_limit, min_score=run.settings.prompt_min_score, sync=False
+        query,
+        limit=run.settings.search_limit,
+        min_score=run.settings.prompt_min_score,
+        sync=False,
+        use_index=False,
     )
     for hit in hits:
         data = hit.to_json()

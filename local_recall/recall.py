@@ -261,9 +261,11 @@ class Recall:
         until: datetime | None = None,
         kind: str = "episodic",
         sync: bool = True,
+        use_index: bool = True,
     ) -> builtins.list[SearchHit]:
         """Memories that answer `query`, best first (score 0..1). `sync=True` first brings the
-        index up to date with the files (cheap when nothing changed)."""
+        index up to date with the files (cheap when nothing changed). `use_index=False` answers
+        from the files alone (word match + fuzzy; no LanceDB, no model: fast in a new process)."""
         return self.searcher.search(
             query,
             limit=limit,
@@ -275,6 +277,7 @@ class Recall:
             until=until,
             kind=kind,
             sync=sync,
+            use_index=use_index,
         )
 
     def sync_index(self, *, rebuild: bool = False, progress: bool = False) -> IndexReport:

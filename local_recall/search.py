@@ -163,11 +163,13 @@ def fuse(
     use_fuzzy: bool = True,
     vector_missing: float | None = None,
     text_missing: float | None = None,
+    text_reference: float = TEXT_REFERENCE,
 ) -> dict[str, float]:
     """Score every candidate in 0..1: a weighted mean of its signals, each in 0..1.
 
     vector: cosine similarities (mapped by `vector_signal`); text: BM25 scores (divided by the
-    best of this query or TEXT_REFERENCE, whichever is larger); fuzzy: already 0..1. A signal
+    best of this query or `text_reference`, whichever is larger; 1.0 for the 0..1 word
+    coverage used without an index); fuzzy: already 0..1. A signal
     that did not run (`use_*` False) drops out and the others' weights are renormalised; a
     candidate a signal did not return gets 0 from it — or `vector_missing` / `text_missing`
     (raw cosine / BM25) when that signal's candidate list was cut off at its depth."""
@@ -176,7 +178,7 @@ def fuse(
         v_gap = 0.0 if vector_missing is None else vector_signal(vector_missing)
         parts.append((weights.vector, lambda k: vector_signal(vector[k]) if k in vector else v_gap))
     if use_text:
-        best = max(max(text.values(), default=0.0), TEXT_REFERENCE)
+        best = max(max(text.values(), default=0.0), text_reference)
         t_gap = text_missing or 0.0
         parts.append((weights.text, lambda k: min(1.0, text.get(k, t_gap) / best)))
     if use_fuzzy:
@@ -456,8 +458,12 @@ class Searcher:
         until: datetime | None = None,
         kind: str | None = "episodic",
         sync: bool = True,
+        use_index: bool = True,
     ) -> list[SearchHit]:
-        """Best memories first. An empty (or blank) query returns []: use `list` for recent."""
+        """Best memories first. An empty (or blank) query returns []: use `list` for recent.
+
+        `use_index=False` answers from the files alone (word match + fuzzy): no LanceDB, no
+        model loaded — ~0.5 s instead of ~3 s in a fresh process, for a hook with no daemon."""
         if mode not in MODES:
             raise InvalidInput(f"unknown search mode {mode!r}: use {', '.join(MODES)}")
         if kind is not None and kind not in KINDS:
@@ -472,22 +478,25 @@ class Searcher:
         text = query_text(query)
         if not text:
             return []
-        if sync:
+        if sync and use_index:
             self.sync()
         memories = self._memories if self._memories is not None else self.load_memories()
         terms = query_terms(text)
-        scores = self._scores(
-            text,
-            terms,
-            mode,
-            kind,
-            since,
-            until,
-            count,
-            memories,
-            filtered=wanted_scope is not None,
-            allow_rebuild=sync,
-        )
+        if not use_index:
+            scores = self._lexical_scores(terms, mode, kind, count, memories)
+        else:
+            scores = self._scores(
+                text,
+                terms,
+                mode,
+                kind,
+                since,
+                until,
+                count,
+                memories,
+                filtered=wanted_scope is not None,
+                allow_rebuild=sync,
+            )
         ranked = rank(
             scores,
             memories,
@@ -538,6 +547,7 @@ class Searcher:
                 use_vector, use_text, use_fuzzy = False, True, True
         vector: dict[str, float] = {}
         text_hits: dict[str, float] = {}
+        text_reference = TEXT_REFERENCE
         if (use_vector or use_text) and present:
             found = self._from_index(
                 query_vector,
@@ -551,6 +561,7 @@ class Searcher:
                 text_hits = coverage_scores(
                     terms, {k: m for k, m in memories.items() if kind is None or m.kind == kind}
                 )
+                text_reference = 1.0  # coverage is 0..1, not BM25
                 use_vector, use_text, use_fuzzy = False, True, True
             else:
                 vector, text_hits = found
@@ -573,6 +584,38 @@ class Searcher:
             # A memory a full candidate list left out scores at most its last entry there.
             vector_missing=min(vector.values()) if len(vector) >= depth else None,
             text_missing=min(text_hits.values()) if len(text_hits) >= depth else None,
+            text_reference=text_reference,
+        )
+
+    def _lexical_scores(
+        self,
+        terms: list[str],
+        mode: str,
+        kind: str | None,
+        limit: int,
+        memories: Mapping[str, Memory],
+    ) -> dict[str, float]:
+        """The files alone: word coverage (for hybrid/text/semantic) and fuzzy (hybrid/fuzzy)."""
+        of_kind = {k: m for k, m in memories.items() if kind is None or m.kind == kind}
+        use_text = mode != "fuzzy"
+        use_fuzzy = mode in ("hybrid", "fuzzy")
+        depth = candidate_depth(limit, len(of_kind), self._ann_threshold, filtered=False)
+        text_hits = coverage_scores(terms, of_kind) if use_text else {}
+        fuzzy: dict[str, float] = {}
+        if use_fuzzy:
+            matched = self._fuzzy_matcher(memories).scores(terms)
+            fuzzy = best_of({k: v for k, v in matched.items() if k in of_kind}, depth)
+        return fuse(
+            {},
+            text_hits,
+            fuzzy,
+            weights=self.weights,
+            use_vector=False,
+            use_text=use_text,
+            use_fuzzy=use_fuzzy,
+            vector_missing=None,
+            text_missing=None,
+            text_reference=1.0,
         )
 
     def _from_index(

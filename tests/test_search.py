@@ -410,7 +410,38 @@ def test_no_embedder_and_no_index_still_answers(repo: Path) -> None:
     ids = add_all(recall)
     hits = recall.search(DEDUP_QUERY)
     assert hits[0].id == ids["Deduplicate memories by content hash"]
+    # the word-match fallback still clears the hooks' threshold for a plain paraphrase
+    assert recall.search("deduplicating memory files", min_score=0.35)[0].id == hits[0].id
     assert recall.search_status().fallback
+
+
+def test_files_only_search_loads_neither_lancedb_nor_a_model(repo: Path) -> None:
+    """`use_index=False` is what a prompt hook does with no daemon: ~0.5 s, not ~3 s."""
+    import subprocess
+    import sys
+
+    add_all(open_recall(repo))
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from local_recall.recall import Recall, Settings\n"
+        "recall = Recall.open(settings=Settings(root=Path(sys.argv[1]), environ={}))\n"
+        "hits = recall.search(sys.argv[2], sync=False, use_index=False, min_score=0.35)\n"
+        "heavy = [m for m in ('lancedb', 'onnxruntime', 'pyarrow') if m in sys.modules]\n"
+        "print(json.dumps({'hits': [h.subject for h in hits], 'heavy': heavy}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(repo), "deduplicating memory files"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["heavy"] == []
+    assert result["hits"][0] == "Deduplicate memories by content hash"
+    assert not (repo / "local-recall" / "index").exists()  # nothing built or opened
 
 
 # --- scale paths ----------------------------------------------------------------------------
