@@ -90,9 +90,20 @@ def note_from_json(data: object) -> Note | None:
         subject=subject,
         occurred_at=occurred if isinstance(occurred, str) else "",
         applies_to=scope if isinstance(scope, str) and scope else "global",
-        score=float(score) if isinstance(score, int | float) and math.isfinite(score) else 0.0,
+        score=_finite(score),
         body=body if isinstance(body, str) else "",
     )
+
+
+def _finite(value: object) -> float:
+    """A JSON number as a finite float; anything else (NaN, 1e999, an int past float range) 0."""
+    if not isinstance(value, int | float):
+        return 0.0
+    try:
+        number = float(value)
+    except OverflowError:
+        return 0.0
+    return number if math.isfinite(number) else 0.0
 
 
 def notes_from_json(items: object) -> list[Note]:

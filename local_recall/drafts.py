@@ -10,6 +10,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
+from local_recall.errors import InvalidInput
 from local_recall.keywords import extract_keywords
 from local_recall.memory import (
     parse_scope,
@@ -17,7 +18,7 @@ from local_recall.memory import (
     validate_keywords,
     validate_subject,
 )
-from local_recall.redaction import redact_for_storage
+from local_recall.redaction import find_secrets, redact_for_storage
 from local_recall.store import Draft
 
 
@@ -32,10 +33,15 @@ def make_draft(
     extra: Mapping[str, Any] | None = None,
 ) -> Draft:
     clean_body = validate_body(redact_for_storage(validate_body(body)).text)
-    clean_subject = validate_subject(redact_for_storage(validate_subject(subject)).text)
+    # Subject and keywords are redacted before validation folds them onto one line and cuts
+    # keywords short: a PEM block folded flat, a YAML `key: value` no longer at a line start or
+    # a token cut at 100 characters is no longer recognisable (the first validation only
+    # refuses bad input before any work).
+    clean_subject = redacted_subject(subject)
     if keywords:
-        given = validate_keywords(keywords)
-        redacted = (redact_for_storage(k).text for k in given)
+        validate_keywords(keywords)
+        given = [keywords] if isinstance(keywords, str) else keywords
+        redacted = (redact_for_storage(str(k)).text for k in given)
         clean_keywords = validate_keywords([k for k in redacted if k.strip()])
     else:
         clean_keywords = extract_keywords(f"{clean_subject}\n{clean_body}")
@@ -43,7 +49,7 @@ def make_draft(
         subject=clean_subject,
         body=clean_body,
         keywords=clean_keywords,
-        applies_to=parse_scope(applies_to),
+        applies_to=stored_scope(applies_to),
         occurred_at=occurred_at,
         source=source,
         extra=MappingProxyType(dict(extra or {})),
@@ -52,3 +58,21 @@ def make_draft(
 
 def redact_edit(value: str) -> str:
     return redact_for_storage(value).text
+
+
+def redacted_subject(subject: str) -> str:
+    """A subject validated, then redacted before validation folds it onto one line (a folded
+    PEM block or `key: value` off its line start is no longer recognisable)."""
+    validate_subject(subject)
+    return validate_subject(redact_for_storage(subject).text)
+
+
+def stored_scope(scope: str) -> str:
+    """A scope as written to the frontmatter. A scope names a path or an area, so it is not
+    redacted (a `[REDACTED]` path would match nothing): one that holds a secret is refused, and
+    the message does not repeat it."""
+    value = parse_scope(scope)
+    found = find_secrets(value)
+    if found:
+        raise InvalidInput(f"the scope holds what looks like a secret ({found[0].kind}); not saved")
+    return value

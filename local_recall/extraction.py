@@ -41,6 +41,7 @@ from local_recall.errors import (
     StorageError,
 )
 from local_recall.memory import parse_scope
+from local_recall.redaction import redact
 
 NOT_FOUND_MESSAGE = (
     "`claude` CLI not found: install Claude Code (npm install -g @anthropic-ai/claude-code) "
@@ -406,11 +407,13 @@ def run_attempts(
             return ExtractionResult(
                 memories, dropped, spent_in, spent_out, cost if costed else None
             )
-        failure = outcome
-        if outcome.kind == "unavailable":
-            raise ExtractorUnavailable(outcome.reason)
-        if outcome.kind == "permanent":
-            raise ExtractionFailed(outcome.reason)
+        # An API error or the model's own text can quote what it was sent; the reason ends up
+        # in the log, the pipeline state file and command output.
+        failure = replace(outcome, reason=redact(outcome.reason).text)
+        if failure.kind == "unavailable":
+            raise ExtractorUnavailable(failure.reason)
+        if failure.kind == "permanent":
+            raise ExtractionFailed(failure.reason)
     assert failure is not None
     summary = f"{failure.reason} (after {max(1, max_attempts)} attempts)"
     if failure.kind == "rate_limited":

@@ -102,6 +102,7 @@ def parse_scope(text: str) -> str:
     value = text.strip()
     if value == "global":
         return value
+    _check_unicode(value, "scope")
     kind, sep, rest = value.partition(":")
     if not sep:
         raise InvalidInput(f"invalid scope {text!r}: use global, file:<path> or area:<name>")
@@ -144,10 +145,22 @@ def scope_matches(applies_to: str, wanted: str, *, include_global: bool = True) 
     return applies_to == wanted
 
 
+def _check_unicode(value: str, name: str) -> None:
+    """A lone surrogate (JSON allows `"\\ud800"`, argv decodes bad bytes to one) cannot be
+    written as UTF-8: refuse it with a message instead of failing in the file writer."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            f"{name} is not valid Unicode text (it holds a lone surrogate)"
+        ) from None
+
+
 def validate_subject(subject: str) -> str:
     value = " ".join(subject.split())  # one line: newlines and runs of spaces fold to one space
     if not value:
         raise InvalidInput("subject is empty")
+    _check_unicode(value, "subject")
     if len(value) > MAX_SUBJECT_CHARS:
         raise InvalidInput(f"subject is {len(value)} characters; the limit is {MAX_SUBJECT_CHARS}")
     return value
@@ -156,7 +169,8 @@ def validate_subject(subject: str) -> str:
 def validate_body(body: str) -> str:
     if not normalise_body(body):
         raise InvalidInput("body is empty")
-    size = len(body.encode("utf-8", errors="replace"))
+    _check_unicode(body, "body")
+    size = len(body.encode("utf-8"))
     if size > MAX_BODY_BYTES:
         raise InvalidInput(f"body is {size} bytes; the limit is {MAX_BODY_BYTES}")
     return body
@@ -170,6 +184,7 @@ def validate_keywords(keywords: Sequence[str]) -> tuple[str, ...]:
     seen: dict[str, str] = {}
     for raw in keywords:
         word = " ".join(str(raw).split())[:MAX_KEYWORD_CHARS]
+        _check_unicode(word, "a keyword")
         if word and word.lower() not in seen:
             seen[word.lower()] = word
     if len(seen) > MAX_KEYWORDS:

@@ -473,11 +473,13 @@ class _Pass:
     ) -> str | None:
         hashes, texts = self._known_memories()
         stored_body = redact_for_storage(body).text
+        # What the model wrote may quote a secret: compare and log the redacted subject only.
+        shown = redact_for_storage(subject).text
         if content_hash(stored_body) not in hashes:
-            match = is_near_duplicate(memory_text(subject, stored_body), texts, self.threshold)
+            match = is_near_duplicate(memory_text(shown, stored_body), texts, self.threshold)
             if match is not None:
                 self.tally.near_duplicates += 1
-                log.info("near-duplicate of %s skipped: %s", match, subject)
+                log.info("near-duplicate of %s skipped: %s", match, shown)
                 return match
         try:
             created = self.recall.save(
@@ -490,7 +492,7 @@ class _Pass:
             )
         except InvalidInput as exc:
             self.tally.dropped += 1
-            log.info("extracted memory dropped (%s): %s", exc, subject)
+            log.info("extracted memory dropped (%s): %s", exc, shown)
             return None
         memory = created.memory
         if created.created:
@@ -517,7 +519,18 @@ class _Pass:
         if not self.thinking_enabled:
             return []
         ids: list[str] = []
-        for entry in thinking_entries([t for t in turns if t.end_offset <= upto], after):
+        # Redacted before thinking_entries folds and clips the prompt and the subject: a secret
+        # cut at a length limit is no longer recognisable when the memory is written.
+        shown = [
+            replace(
+                t,
+                text=redact_for_storage(t.text).text,
+                thinking=redact_for_storage(t.thinking).text,
+            )
+            for t in turns
+            if t.end_offset <= upto
+        ]
+        for entry in thinking_entries(shown, after):
             try:
                 draft = make_draft(
                     subject=entry.subject,

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from local_recall.config import Config, load_config, render_default_config
-from local_recall.drafts import make_draft, redact_edit
+from local_recall.drafts import make_draft, redact_edit, redacted_subject, stored_scope
 from local_recall.errors import InvalidMemoryFile
 from local_recall.files import write_text_atomic
 from local_recall.index import IndexReport
@@ -28,7 +28,6 @@ from local_recall.memory import (
     parse_scope,
     validate_body,
     validate_keywords,
-    validate_subject,
 )
 from local_recall.search import (
     EmbedderFactory,
@@ -195,13 +194,13 @@ class Recall:
         memory_id = parse_memory_id(memory_id)
         changes: dict[str, object] = {}
         if subject is not None:
-            changes["subject"] = validate_subject(redact_edit(validate_subject(subject)))
+            changes["subject"] = redacted_subject(subject)
         if body is not None:
             changes["body"] = validate_body(redact_edit(validate_body(body)))
         if keywords is not None:
             changes["keywords"] = validate_keywords([redact_edit(k) for k in keywords])
         if scope is not None:
-            changes["applies_to"] = parse_scope(scope)
+            changes["applies_to"] = stored_scope(scope)
 
         def apply(current: Memory) -> Memory:
             return replace(current, **changes)  # type: ignore[arg-type]

@@ -226,17 +226,20 @@ def _token_hits(text: str) -> Iterator[_Hit]:
 _PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END[ A-Z0-9]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
 # Without an END (a truncated paste) we fail closed: take the base64 lines that follow, also
-# when the newlines are escaped (`\n` inside a JSON string).
+# when the newlines are escaped (`\n` inside a JSON string) or the block was folded onto one
+# line (a subject, a transcript's tool result: runs of 16+ key characters after a space). A line
+# cut short by a length limit ends in "…".
 _PEM_BODY = re.compile(
     r"(?:[ \t]*+(?:\r?\n|\\n)[ \t]*+"
-    r"(?:[A-Za-z0-9+/=]++(?=[ \t]*+(?:\r?\n|\\n|\Z|[\"']))"
-    r"|(?:Proc-Type|DEK-Info|Comment|Version|Hash):[^\r\n\\]*+)?+)*+"
+    r"(?:[A-Za-z0-9+/=]++(?=[ \t]*+(?:\r?\n|\\n|\Z|[\"'\u2026]))"
+    r"|(?:Proc-Type|DEK-Info|Comment|Version|Hash):[^\r\n\\]*+)?+"
+    r"|[ \t]++(?:[A-Za-z0-9+/]{16,}+=*+|[A-Za-z0-9+/=]++(?=\u2026|\Z)))*+"
 )
 _KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{32}")  # a mention of the header has none
 _PEM_MAX_BLOCK = 64 * 1024
 _PUTTY = re.compile(
     r"PuTTY-User-Key-File-\d:[^\r\n]*+"
-    r"(?:\r?\n(?:[A-Za-z-]{2,30}+:[^\r\n]*+|[A-Za-z0-9+/=]++(?=\r?\n|\Z)))*+"
+    r"(?:\r?\n(?:[A-Za-z-]{2,30}+:[^\r\n]*+|[A-Za-z0-9+/=]++(?=\r?\n|\Z|\u2026)))*+"
 )
 
 
@@ -517,7 +520,15 @@ def _is_unquoted_literal(m: re.Match[str], value: str) -> bool:
     if sep == ":":
         # YAML or a header: the key starts its line and the value ends it. "the token: we rotate
         # it" is prose; `password: str,` and `token: Token` are Python annotations.
-        return (
+        # Text folded onto one line (a subject, a keyword, a flattened tool result) has no line
+        # start left: there a random-looking value is still a literal, unless it reads as an
+        # annotation (`private_key: ed25519.Ed25519PrivateKey,`).
+        folded_literal = (
+            _looks_random(value)
+            and not m.group("value").endswith((",", ")"))
+            and not _DOTTED_REFERENCE.fullmatch(value)
+        )
+        return folded_literal or (
             at_line_start
             and _YAML_LINE_PREFIX.fullmatch(prefix) is not None
             and not m.group("value").endswith((",", ")"))

@@ -75,5 +75,7 @@ def query_terms(query: str) -> list[str]:
 
 
 def query_text(query: str) -> str:
-    """What a query embeds: whitespace folded, cut to MAX_QUERY_CHARS."""
-    return " ".join(query[:MAX_QUERY_CHARS].split())
+    """What a query embeds: whitespace folded, cut to MAX_QUERY_CHARS, lone surrogates (JSON
+    allows `"\\ud800"`; the tokenizer refuses them) dropped."""
+    head = query[:MAX_QUERY_CHARS].encode("utf-8", "ignore").decode("utf-8")
+    return " ".join(head.split())

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from local_recall.errors import TranscriptUnreadable
-from local_recall.redaction import remove_private
+from local_recall.redaction import redact, remove_private
 
 logger = logging.getLogger(__name__)
 
@@ -241,14 +241,14 @@ Role = Literal["user", "assistant"]
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     name: str
-    key_argument: str  # one line, at most KEY_ARGUMENT_CHARS; "" when the tool has none
+    key_argument: str  # one line, at most KEY_ARGUMENT_CHARS, redacted; "" if the tool has none
     tool_use_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     ok: bool
-    snippet: str  # one line, at most RESULT_SNIPPET_CHARS
+    snippet: str  # one line, at most RESULT_SNIPPET_CHARS, secrets redacted
     tool_use_id: str = ""
     tool_name: str = ""  # "" when the call was not in the same parse
 
@@ -350,17 +350,28 @@ def _one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+# Secrets are redacted before a text is folded and cut: a secret cut in two is no longer
+# recognisable and its visible part would reach the extractor. Only the head of a long text can
+# be shown, so only the head is scanned (bounded work for a megabyte tool result).
+_REDACT_WINDOW = 8 * 1024
+
+
+def _shown(text: str, limit: int) -> str:
+    return _one_line(redact(text[:_REDACT_WINDOW]).text, limit)
+
+
 def key_argument(tool_name: str, tool_input: object) -> str:
     """The argument shown for a tool call: Bash's command, a file tool's path, a search's
-    pattern, WebFetch's url; for MCP and unknown tools the first string argument."""
+    pattern, WebFetch's url; for MCP and unknown tools the first string argument. One line,
+    secrets redacted."""
     if not isinstance(tool_input, Mapping):
         return ""
     preferred = tool_input.get(_KEY_ARGUMENTS.get(tool_name, ""))
     if isinstance(preferred, str):
-        return _one_line(preferred, KEY_ARGUMENT_CHARS)
+        return _shown(preferred, KEY_ARGUMENT_CHARS)
     for value in tool_input.values():
         if isinstance(value, str) and value.strip():
-            return _one_line(value, KEY_ARGUMENT_CHARS)
+            return _shown(value, KEY_ARGUMENT_CHARS)
     return ""
 
 
@@ -653,7 +664,7 @@ class _TurnAssembler:
             text = "[memories from local-recall]"
         return ToolResult(
             ok=block.get("is_error") is not True,
-            snippet=_one_line(text, RESULT_SNIPPET_CHARS),
+            snippet=_shown(text, RESULT_SNIPPET_CHARS),
             tool_use_id=call_id,
             tool_name=self.tool_names.get(call_id, ""),
         )
@@ -782,12 +793,13 @@ class Chunk:
 def render_turn(turn: Turn) -> str:
     """The extractor's view of a turn: its text, one line per tool call and per tool result.
     Thinking is left out; `<private>` spans are removed field by field (an unclosed tag hides
-    the rest of its field). Empty when nothing is left."""
+    the rest of its field) and secrets redacted, before `condense` may cut a long turn. Empty
+    when nothing is left."""
     label = "User" if turn.role == "user" else "Assistant"
     if turn.is_sidechain:
         label = f"[subagent] {label}"
     lines: list[str] = []
-    text = remove_private(turn.text).strip()
+    text = redact(remove_private(turn.text)).text.strip()
     if text:
         lines.append(f"{label}: {text}")
     for call in turn.tool_calls:
