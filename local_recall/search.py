@@ -532,11 +532,15 @@ class Searcher:
         use_fuzzy = mode in ("hybrid", "fuzzy")
         depth = candidate_depth(limit, len(memories), self._ann_threshold, filtered=filtered)
         ask = IndexQuery(depth=depth, kind=index_kind, since=since, until=until)
-        # The full-text query runs in a worker while this thread embeds the query and asks
-        # for vectors (LanceDB releases the GIL): hybrid costs max(), not the sum, of the two.
+        # The full-text query and the fuzzy match run in workers while this thread embeds the
+        # query and asks for vectors (onnxruntime and LanceDB release the GIL): hybrid costs
+        # about the slowest of the three, not their sum.
         text_future = None
         if use_text and present and self._index_ok and terms:
             text_future = self._pool().submit(self.index.text_search, terms, **ask.arguments())
+        fuzzy_future = None
+        if use_fuzzy and use_vector:
+            fuzzy_future = self._pool().submit(self._fuzzy_scores, terms, kind, depth, memories)
         degraded: list[str] = []
         query_vector = None
         if use_vector:
@@ -566,12 +570,10 @@ class Searcher:
             else:
                 vector, text_hits = found
         fuzzy: dict[str, float] = {}
-        if use_fuzzy:
-            matched = self._fuzzy_matcher(memories).scores(terms)
-            fuzzy = best_of(
-                {k: v for k, v in matched.items() if kind is None or memories[k].kind == kind},
-                depth,
-            )
+        if fuzzy_future is not None:
+            fuzzy = fuzzy_future.result()
+        elif use_fuzzy:  # fuzzy mode, or hybrid once the embedder turned out unavailable
+            fuzzy = self._fuzzy_scores(terms, kind, depth, memories)
         self._record("; ".join(degraded) or None)
         return fuse(
             vector,
@@ -586,6 +588,14 @@ class Searcher:
             text_missing=min(text_hits.values()) if len(text_hits) >= depth else None,
             text_reference=text_reference,
         )
+
+    def _fuzzy_scores(
+        self, terms: list[str], kind: str | None, depth: int, memories: Mapping[str, Memory]
+    ) -> dict[str, float]:
+        matched = self._fuzzy_matcher(memories).scores(terms)
+        if kind is not None and not self._kinds <= {kind}:  # a filter only where it drops some
+            matched = {k: v for k, v in matched.items() if memories[k].kind == kind}
+        return best_of(matched, depth)
 
     def _lexical_scores(
         self,
@@ -661,7 +671,8 @@ class Searcher:
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-fts")
+            # two workers: the full-text query and the fuzzy match (searches are serialised)
+            self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-search")
         return self._executor
 
     def _fuzzy_matcher(self, memories: Mapping[str, Memory]) -> FuzzyMatcher:

@@ -335,10 +335,25 @@ def write_session(projects: Path, repo: Path, picks: list[int]) -> None:
 
 
 @pytest.mark.slow
+def daemon_pass_report(repo: Path) -> dict[str, Any] | None:
+    """The report of the daemon's last transcript pass, from its status file, once there is one."""
+    try:
+        status = json.loads((repo / "local-recall" / "state" / "daemon.json").read_text())
+    except (OSError, ValueError):
+        return None
+    last = status.get("last_pass") if isinstance(status, dict) else None
+    report = last.get("report") if isinstance(last, dict) else None
+    pipeline = report.get("pipeline") if isinstance(report, dict) else None
+    return pipeline if isinstance(pipeline, dict) else None
+
+
 @requires_claude
+@pytest.mark.parametrize("extraction", ["sync", "daemon"])
 def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
-    repo: Path, tmp_path: Path
+    repo: Path, tmp_path: Path, extraction: str
 ) -> None:
+    """The extraction pass runs as `local-recall sync`, or inside a running daemon, which also
+    re-indexes as the other writers' files appear."""
     rng = random.Random(7)
     claude = claude_or_fail()
     cli_picks = [rng.sample(range(len(POOL)), 4) for _ in range(3)]
@@ -372,23 +387,40 @@ def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
             threading.Thread(target=mcp_writer, args=(repo, mcp_picks, submitted, errors))
         )
         started = time.monotonic()
-        sync = subprocess.Popen(
-            lr(repo, "sync", "--json"),
-            env=clean_env(env),
+        command = ["sync", "--json"] if extraction == "sync" else ["daemon", "run"]
+        extra = {"LOCAL_RECALL_DAEMON_DEBOUNCE_SECONDS": "0.2"} if extraction == "daemon" else {}
+        runner = subprocess.Popen(
+            lr(repo, *command),
+            env=clean_env({**env, **extra}),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for thread in threads:
-            thread.start()
-        out, err = sync.communicate(timeout=180)
-        for thread in threads:
-            thread.join(timeout=180)
+        try:
+            for thread in threads:
+                thread.start()
+            if extraction == "daemon":  # its first pass starts at once; stop it once it is done
+                deadline = time.monotonic() + 180
+                while (report := daemon_pass_report(repo)) is None:
+                    assert runner.poll() is None and time.monotonic() < deadline
+                    time.sleep(0.1)
+            for thread in threads:
+                thread.join(timeout=180)
+            if extraction == "daemon":
+                time.sleep(1.0)  # let it index what the writers just added, then stop it
+                runner.send_signal(signal.SIGTERM)
+            out, err = runner.communicate(timeout=180)
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+                runner.communicate()
         elapsed = time.monotonic() - started
         calls = len(api.message_requests())
     assert errors == []
-    assert sync.returncode == 0, err
-    report = json.loads(out)
+    assert runner.returncode == 0, err
+    assert "Traceback" not in err
+    if extraction == "sync":
+        report = json.loads(out)
     assert report["errors"] == [] and report["transcripts_processed"] == 2
     assert calls >= 2
 
@@ -413,7 +445,8 @@ def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
     assert final["total"] == len(expected)
     assert index_plan(open_recall(repo)) == IndexPlan((), (), ())
     print(
-        f"\nconcurrent writers: 3 CLI x 4 adds, 8 MCP saves, 2 extraction chunks x 4 "
+        f"\nconcurrent writers ({extraction}): 3 CLI x 4 adds, 8 MCP saves, "
+        f"2 extraction chunks x 4 "
         f"({report['memories_created']} created by extraction, {report['duplicates']} already "
         f"there) -> {len(expected)} distinct memories, each once; {elapsed:.1f} s"
     )
