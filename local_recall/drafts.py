@@ -13,6 +13,7 @@ from typing import Any
 from local_recall.errors import InvalidInput
 from local_recall.keywords import extract_keywords
 from local_recall.memory import (
+    memory_time,
     parse_scope,
     validate_body,
     validate_keywords,
@@ -50,7 +51,7 @@ def make_draft(
         body=clean_body,
         keywords=clean_keywords,
         applies_to=stored_scope(applies_to),
-        occurred_at=occurred_at,
+        occurred_at=memory_time(occurred_at),
         source=source,
         extra=MappingProxyType(dict(extra or {})),
     )

@@ -197,6 +197,14 @@ def format_timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
+def memory_time(moment: datetime) -> datetime:
+    """A memory's occurred_at as the file holds it: UTC, whole seconds. Truncated on the way in
+    so a memory just written, one read from its file and one from the catalog are equal."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
 def parse_timestamp(value: object) -> datetime:
     """ISO-8601 string, YAML datetime/date, or epoch seconds → aware UTC datetime."""
     if isinstance(value, datetime):
@@ -261,7 +269,7 @@ def _memory_from_fields(data: dict[Any, Any], body: str, path: Path, kind: str) 
     applies_to = parse_scope(str(data.get("applies_to") or "global"))
     if data.get("occurred_at") is None:
         raise InvalidInput("missing 'occurred_at'")
-    occurred_at = parse_timestamp(data["occurred_at"])
+    occurred_at = memory_time(parse_timestamp(data["occurred_at"]))
     if not normalise_body(body):
         raise InvalidInput("body is empty")
     actual = content_hash(body)

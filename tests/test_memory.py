@@ -52,6 +52,18 @@ def test_round_trip_keeps_unknown_keys_and_quotes_timestamp_and_hash() -> None:
     assert again == memory
 
 
+@pytest.mark.parametrize(
+    "written",
+    ["'2026-01-02T03:04:05.750Z'", "2026-01-02 03:04:05.750000+00:00", str(1767323045.75)],
+)
+def test_a_fractional_timestamp_reads_as_the_whole_second_the_file_keeps(written: str) -> None:
+    """Found by the frontmatter fuzzer: `occurred_at: 1.5` parsed with its half second, but
+    the file keeps whole seconds, so the memory changed after one rewrite."""
+    memory = parse_memory_text(file_text(f"subject: s\noccurred_at: {written}\n"), PATH)
+    assert memory.occurred_at == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert parse_memory_text(render_memory(memory), PATH) == memory
+
+
 def test_tolerant_parsing_of_hand_written_files() -> None:
     # unquoted YAML datetime, numeric-looking hash, no keywords/source/applies_to/id, CRLF
     text = file_text(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from local_recall.errors import InvalidInput, InvalidMemoryFile, RecallError, StorageError
@@ -72,6 +72,7 @@ def test_fuzz_arbitrary_text_parses_or_is_reported(text: str) -> None:
     ),
     st.text(max_size=300),
 )
+@example({"subject": [], "occurred_at": 1.5}, "0")  # found once: a fractional epoch time
 def test_fuzz_frontmatter_fields(fields: dict[str, object], body: str) -> None:
     text = "---\n" + yaml.safe_dump(fields, allow_unicode=True) + "---\n" + body
     try:
