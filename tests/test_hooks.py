@@ -8,6 +8,7 @@ the slow tests at the end.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -15,7 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,17 +141,25 @@ class StandIn:
         return {"ok": False, "error": "unknown op"}
 
 
-@pytest.fixture
-def stand_in(repo: Path) -> Iterator[StandIn]:
-    """Served where the daemon would serve, announced the way it announces itself."""
-    fake = StandIn()
+@contextlib.contextmanager
+def served_as_daemon(
+    repo: Path, handle: Callable[[dict[str, Any]], dict[str, Any]]
+) -> Iterator[None]:
+    """`handle` answers where the daemon would serve, announced the way it announces itself."""
     pointer = repo / "local-recall" / "state" / POINTER_NAME
-    server = QueryServer(socket_paths(repo.resolve(), hook_env(repo)), fake.handle, pointer=pointer)
+    server = QueryServer(socket_paths(repo.resolve(), hook_env(repo)), handle, pointer=pointer)
     server.start()
     try:
-        yield fake
+        yield
     finally:
         server.close()
+
+
+@pytest.fixture
+def stand_in(repo: Path) -> Iterator[StandIn]:
+    fake = StandIn()
+    with served_as_daemon(repo, fake.handle):
+        yield fake
 
 
 def log_text(repo: Path) -> str:

@@ -434,18 +434,14 @@ def install(src: Path, projects: Path, repo: Path, *, rel: str | None = None) ->
     return target
 
 
-def append_exchange(
-    path: Path, repo: Path, prompt: str, answer: str, *, thinking: str | None = None
-) -> None:
-    """Append one user prompt and one assistant answer, shaped like Claude Code's entries."""
-    session = _session_of(path)
-    stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+def exchange_entries(
+    repo: Path, session: str, when: datetime, prompt: str, content: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A user prompt and the assistant message answering it (`content` blocks), shaped like
+    Claude Code's JSONL entries."""
+    stamp = when.isoformat().replace("+00:00", "Z")
     common = {"cwd": str(repo), "sessionId": session, "isSidechain": False, "timestamp": stamp}
-    content: list[dict[str, Any]] = []
-    if thinking:
-        content.append({"type": "thinking", "thinking": thinking, "signature": "sig"})
-    content.append({"type": "text", "text": answer})
-    entries = [
+    return [
         {
             **common,
             "type": "user",
@@ -464,6 +460,17 @@ def append_exchange(
             },
         },
     ]
+
+
+def append_exchange(
+    path: Path, repo: Path, prompt: str, answer: str, *, thinking: str | None = None
+) -> None:
+    """Append one user prompt and one assistant answer, shaped like Claude Code's entries."""
+    content: list[dict[str, Any]] = []
+    if thinking:
+        content.append({"type": "thinking", "thinking": thinking, "signature": "sig"})
+    content.append({"type": "text", "text": answer})
+    entries = exchange_entries(repo, _session_of(path), datetime.now(UTC), prompt, content)
     with path.open("a", encoding="utf-8") as stream:
         for entry in entries:
             stream.write(json.dumps(entry) + "\n")

@@ -39,7 +39,7 @@ from tests.conftest import CliRunner, Result, clean_env
 from tests.fake_anthropic import Reply, error_reply, visible_text
 from tests.secret_corpus import DASH5, KINDS, ORDINARY, PLANTED, PlantedSecret
 from tests.test_mcp_server import call, run_session
-from tests.test_pipeline import ScriptedExtractor, World, model, new_part
+from tests.test_pipeline import ScriptedExtractor, World, exchange_entries, model, new_part
 
 # Fixtures shared with test_pipeline: pytest finds them by name in this module.
 world = test_pipeline.world
@@ -303,41 +303,22 @@ def exchange(
 ) -> list[dict[str, Any]]:
     """Claude Code JSONL entries for one exchange: a prompt, an assistant message (thinking,
     text and a Bash call) and the call's result."""
-    stamp = when.isoformat().replace("+00:00", "Z")
-    common = {"cwd": str(repo), "sessionId": SESSION, "isSidechain": False, "timestamp": stamp}
     call_id = f"toolu_{uuid.uuid4().hex[:24]}"
     content = [
         {"type": "thinking", "thinking": thinking, "signature": "sig"},
         {"type": "text", "text": answer},
         {"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": command}},
     ]
+    asked, answered = exchange_entries(repo, SESSION, when, prompt, content)
     result_block = {"tool_use_id": call_id, "type": "tool_result", "content": result}
-    return [
-        {
-            **common,
-            "type": "user",
-            "uuid": str(uuid.uuid4()),
-            "message": {"role": "user", "content": prompt},
-        },
-        {
-            **common,
-            "type": "assistant",
-            "uuid": str(uuid.uuid4()),
-            "message": {
-                "id": f"msg_{uuid.uuid4().hex[:12]}",
-                "role": "assistant",
-                "model": "claude-test",
-                "content": content,
-            },
-        },
-        {
-            **common,
-            "type": "user",
-            "uuid": str(uuid.uuid4()),
-            "message": {"role": "user", "content": [result_block]},
-            "toolUseResult": {"stdout": result, "stderr": "", "interrupted": False},
-        },
-    ]
+    tool_result = {
+        **{k: asked[k] for k in ("cwd", "sessionId", "isSidechain", "timestamp")},
+        "type": "user",
+        "uuid": str(uuid.uuid4()),
+        "message": {"role": "user", "content": [result_block]},
+        "toolUseResult": {"stdout": result, "stderr": "", "interrupted": False},
+    }
+    return [asked, answered, tool_result]
 
 
 def transcript_entries(

@@ -49,6 +49,7 @@ from tests.fake_anthropic import (
     visible_text,
 )
 from tests.test_hooks import StandIn, hook_env, prompt_input, stand_in  # noqa: F401
+from tests.test_pipeline import exchange_entries
 
 KILL_ITERATIONS = 8
 SEED_MEMORIES = 260  # more than one EMBED_BATCH (256): a rebuild writes in two steps
@@ -303,30 +304,14 @@ def pool_memories(body: Mapping[str, Any]) -> Reply:
 
 def write_session(projects: Path, repo: Path, picks: list[int]) -> None:
     session = str(uuid.uuid4())
-    common = {"cwd": str(repo), "sessionId": session, "isSidechain": False}
-    stamp = "2026-01-01T10:00:00Z"
     tags = " ".join(f"POOL-{n:02d}" for n in picks)
-    entries = [
-        {
-            **common,
-            "type": "user",
-            "uuid": str(uuid.uuid4()),
-            "timestamp": stamp,
-            "message": {"role": "user", "content": f"Please remember {tags}."},
-        },
-        {
-            **common,
-            "type": "assistant",
-            "uuid": str(uuid.uuid4()),
-            "timestamp": stamp,
-            "message": {
-                "id": f"msg_{uuid.uuid4().hex[:12]}",
-                "role": "assistant",
-                "model": "claude-test",
-                "content": [{"type": "text", "text": f"Noted: {tags}."}],
-            },
-        },
-    ]
+    entries = exchange_entries(
+        repo,
+        session,
+        datetime(2026, 1, 1, 10, tzinfo=UTC),
+        f"Please remember {tags}.",
+        [{"type": "text", "text": f"Noted: {tags}."}],
+    )
     path = projects / encode_project_dir(str(repo)) / f"{session}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(e) + "\n" for e in entries), "utf-8")
@@ -503,14 +488,20 @@ PROMPT = "how do we dedupe memory saves?"
 TEN_MB = PROMPT + " " + "x" * (10 * 1024 * 1024)
 
 
-def test_10_mb_prompt_with_a_daemon_bounded_time_and_memory(
-    repo: Path,
-    stand_in: StandIn,  # noqa: F811
-) -> None:
+def small_and_10_mb_prompt(repo: Path) -> tuple[Measured, Measured]:
+    """The prompt hook run on PROMPT, then on TEN_MB, each measured (time, peak RSS)."""
     env = hook_env(repo)
     report = repo.parent / "rusage.json"
     small = run_measured(hook_args(), prompt_input(PROMPT, repo), repo, env, report)
     big = run_measured(hook_args(), prompt_input(TEN_MB, repo), repo, env, report)
+    return small, big
+
+
+def test_10_mb_prompt_with_a_daemon_bounded_time_and_memory(
+    repo: Path,
+    stand_in: StandIn,  # noqa: F811
+) -> None:
+    small, big = small_and_10_mb_prompt(repo)
     for ran in (small, big):
         assert (ran.returncode, ran.stderr) == (0, b"")
         assert json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -529,10 +520,7 @@ def test_10_mb_prompt_without_a_daemon_bounded_time_and_memory(repo: Path) -> No
     recall = open_recall(repo)
     recall.add("Dedupe saves with filelock", "Memory saves are deduplicated under a filelock.")
     recall.sync_index()
-    env = hook_env(repo)
-    report = repo.parent / "rusage.json"
-    small = run_measured(hook_args(), prompt_input(PROMPT, repo), repo, env, report)
-    big = run_measured(hook_args(), prompt_input(TEN_MB, repo), repo, env, report)
+    small, big = small_and_10_mb_prompt(repo)
     for ran in (small, big):
         assert (ran.returncode, ran.stderr) == (0, b"")
         assert b"filelock" in ran.stdout

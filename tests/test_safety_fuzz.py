@@ -27,8 +27,6 @@ from local_recall.context import CLOSE_TAG, OPEN_TAG, notes_from_json
 from local_recall.errors import InvalidInput
 from local_recall.hooks import EVENTS, MAX_INPUT_BYTES, _handle
 from local_recall.mcp_server import build_server
-from local_recall.query_client import POINTER_NAME, socket_paths
-from local_recall.query_server import QueryServer
 from local_recall.recall import Recall, Settings
 from local_recall.search import MODES
 from local_recall.transcripts import (
@@ -40,7 +38,7 @@ from local_recall.transcripts import (
     split_turns_at,
 )
 from tests.conftest import clean_env, git_init
-from tests.test_hooks import assert_clean, hook_env, run_hook
+from tests.test_hooks import assert_clean, hook_env, run_hook, served_as_daemon
 
 # How many examples each fuzzer runs (per test run; hypothesis varies them between runs).
 EXAMPLES = {
@@ -303,13 +301,8 @@ class FuzzedDaemon:
 @pytest.fixture
 def fuzzed_daemon(repo: Path) -> Iterator[FuzzedDaemon]:
     fake = FuzzedDaemon()
-    pointer = repo / "local-recall" / "state" / POINTER_NAME
-    server = QueryServer(socket_paths(repo.resolve(), hook_env(repo)), fake.handle, pointer=pointer)
-    server.start()
-    try:
+    with served_as_daemon(repo, fake.handle):
         yield fake
-    finally:
-        server.close()
 
 
 MEMORY_ID = "0b7a4f7e-1c55-4b8a-9d7e-3f1f2c9a8e01"
