@@ -60,7 +60,7 @@ _VERBS = "fails breaks hangs slows leaks needs requires avoids replaces wraps re
 
 def generate_memories(episodic: Path, count: int, seed: int = 7) -> None:
     """`count` varied synthetic memories, plus a few that answer PROMPT."""
-    from local_recall.memory import Memory, content_hash, render_memory
+    from local_recall.memory.model import Memory, content_hash, render_memory
 
     rng = random.Random(seed)
     episodic.mkdir(parents=True, exist_ok=True)
@@ -200,7 +200,7 @@ def daemon_round_trips(
     repo: Path, env: dict[str, str], runs: int
 ) -> tuple[Samples, dict[str, Any]]:
     """The daemon's share: one search request over the socket, as the hook sends it."""
-    from local_recall.query_client import ask, socket_paths
+    from local_recall.daemon.query_client import ask, socket_paths
 
     paths = socket_paths(repo.resolve(), env)
     request = {"op": "search", "query": PROMPT, "limit": 10, "min_score": 0.35, "with_body": True}
@@ -277,7 +277,7 @@ def hook_import_ms(repo: Path, env: dict[str, str], stdin: bytes) -> float:
     )
     for line in done.stderr.decode().splitlines():
         parts = [part.strip() for part in line.split("|")]
-        if len(parts) == 3 and parts[2] == "local_recall.hooks":
+        if len(parts) == 3 and parts[2] == "local_recall.claude_code.hooks":
             return int(parts[1]) / 1000
     return float("nan")
 
@@ -357,8 +357,8 @@ def main() -> int:
     print(daemon(repo, env, "start"), flush=True)
     wait_until_ready(repo)
     round_trips, canned = daemon_round_trips(repo, env, args.runs)
-    from local_recall.query_client import socket_paths
-    from local_recall.query_server import QueryServer
+    from local_recall.daemon.query_client import socket_paths
+    from local_recall.daemon.query_server import QueryServer
 
     stand_in = QueryServer(
         socket_paths(other.resolve(), instant.env),
@@ -411,7 +411,7 @@ def main() -> int:
             f"Warm runs that fell back to in-process search: {warm_fallbacks} of {args.runs + 2}"
             f" (cold: {cold_fallbacks} of {args.runs + 2}). Context injected: warm "
             f"{b'additionalContext' in hot['warm'].last_stdout}, cold "
-            f"{b'additionalContext' in slow['cold'].last_stdout}. `local_recall.hooks` import "
+            f"{b'additionalContext' in slow['cold'].last_stdout}. hooks module import "
             f"(cumulative, `-X importtime`): {imports_ms:.1f} ms. CPU = user + sys of the hook "
             "process, less sensitive than wall time to other load on the machine.",
             "",

@@ -27,11 +27,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from local_recall.drafts import make_draft  # noqa: E402
-from local_recall.embedders import MiniLMEmbedder  # noqa: E402
-from local_recall.files import write_text_atomic  # noqa: E402
-from local_recall.memory import Memory, content_hash, render_memory  # noqa: E402
+from local_recall.memory.drafts import make_draft  # noqa: E402
+from local_recall.memory.model import Memory, content_hash, render_memory  # noqa: E402
 from local_recall.recall import Recall, Settings  # noqa: E402
+from local_recall.repo.files import write_text_atomic  # noqa: E402
+from local_recall.search.embedders import MiniLMEmbedder  # noqa: E402
 
 DATA = Path("/work/shared/benchmarks/locomo-dev")
 MODES = ("hybrid", "semantic", "text", "fuzzy")

@@ -29,12 +29,12 @@ from local_recall.doctor import (
     check_search,
 )
 from local_recall.errors import InvalidInput, RecallError
-from local_recall.layout import Layout
-from local_recall.memory import Memory, format_timestamp, parse_timestamp
+from local_recall.memory.model import Memory, format_timestamp, parse_timestamp
 from local_recall.recall import Recall, Settings
+from local_recall.repo.layout import Layout
 
 if TYPE_CHECKING:
-    from local_recall.search import IndexHealth
+    from local_recall.search.searcher import IndexHealth
 
 log = logging.getLogger("local_recall.cli")
 
@@ -114,7 +114,7 @@ _CLAUDE_SCOPE_HELP = (
 def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
     """Create local-recall/ and install the hooks and MCP server into Claude Code. Safe to run
     again: nothing that is already right is rewritten."""
-    from local_recall.install import InstallReport, install
+    from local_recall.claude_code.install import InstallReport, install
 
     report = app.recall.init()
     claude = InstallReport(())
@@ -144,7 +144,7 @@ def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
 
 def _suggest_ollama(recall: Recall) -> None:
     """Say how to switch to a running Ollama; the config is never changed silently."""
-    from local_recall.embedders import ollama_available
+    from local_recall.search.embedders import ollama_available
 
     config = recall.config
     if config.get("embedder", "provider") != "minilm":
@@ -169,7 +169,7 @@ def _suggest_ollama(recall: Recall) -> None:
 def uninstall(app: AppContext, scope: str, as_json: bool) -> None:
     """Remove local-recall's hooks and MCP server from Claude Code (exactly what init added).
     Memories and local-recall/ are kept."""
-    from local_recall.install import uninstall as uninstall_claude
+    from local_recall.claude_code.install import uninstall as uninstall_claude
 
     settings = app.settings
     report = uninstall_claude(
@@ -376,7 +376,7 @@ def rm(app: AppContext, memory_id: str, as_json: bool) -> None:
 @pass_app
 def mcp(app: AppContext) -> None:
     """Run the MCP server on stdin/stdout (Claude Code starts it; see docs/mcp.md)."""
-    from local_recall.mcp_server import serve
+    from local_recall.claude_code.mcp_server import serve
 
     serve(app.settings)
 
@@ -389,7 +389,7 @@ def scan(app: AppContext, paths: Sequence[str], as_json: bool) -> None:
     """Report secrets in memory files (default: all of local-recall/). Exit 1 if any is found.
 
     Prints path, line and kind — never the secret. For CI and the pre-commit hook."""
-    from local_recall.redaction import scan_paths
+    from local_recall.redaction.secrets import scan_paths
 
     targets = list(paths) or [str(Layout(app.settings.root).recall_dir)]
     missing = [p for p in targets if not Path(p).exists()]
@@ -516,7 +516,7 @@ def daemon() -> None:
 @pass_app
 def daemon_start(app: AppContext, wait_seconds: float) -> None:
     """Start the daemon in the background (no-op if one already runs)."""
-    from local_recall.daemon import start_daemon
+    from local_recall.daemon.runtime import start_daemon
 
     settings = app.settings
     result = start_daemon(settings.root, settings.environ, wait_seconds=wait_seconds)
@@ -540,7 +540,7 @@ def daemon_start(app: AppContext, wait_seconds: float) -> None:
 @pass_app
 def daemon_stop(app: AppContext, wait_seconds: float) -> None:
     """Stop the daemon (it finishes the current item first)."""
-    from local_recall.daemon import stop_daemon
+    from local_recall.daemon.runtime import stop_daemon
 
     result = stop_daemon(Layout(app.settings.root), wait_seconds=wait_seconds)
     if not result.was_running:
@@ -556,7 +556,7 @@ def daemon_stop(app: AppContext, wait_seconds: float) -> None:
 @pass_app
 def daemon_status(app: AppContext, as_json: bool) -> None:
     """Is the daemon running, and what did it do last? Exit 3 when it is not running."""
-    from local_recall.daemon import read_status
+    from local_recall.daemon.runtime import read_status
 
     status = read_status(Layout(app.settings.root))
     if as_json:
@@ -587,7 +587,7 @@ def daemon_status(app: AppContext, as_json: bool) -> None:
 @pass_app
 def daemon_run(app: AppContext) -> None:
     """Run the daemon in the foreground until SIGTERM / Ctrl-C."""
-    from local_recall.daemon import run_daemon
+    from local_recall.daemon.runtime import run_daemon
 
     outcome = run_daemon(app.recall)
     if outcome.already_running is not None:
@@ -614,7 +614,7 @@ def sync(app: AppContext, as_json: bool, transcript: str | None) -> None:
     Exit 1 when something failed (it is retried by a later pass)."""
     import signal
 
-    from local_recall.pipeline import ALREADY_RUNNING, run_pass
+    from local_recall.capture.pipeline import ALREADY_RUNNING, run_pass
 
     stop = {"requested": False}
 

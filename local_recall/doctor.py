@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from local_recall.config import load_config
 from local_recall.errors import RecallError
-from local_recall.layout import GITIGNORE_LINES, Layout
+from local_recall.repo.config import load_config
+from local_recall.repo.layout import GITIGNORE_LINES, Layout
 
 if TYPE_CHECKING:
-    from local_recall.search import IndexHealth
+    from local_recall.search.searcher import IndexHealth
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -109,7 +109,7 @@ def check_python() -> Iterable[Check]:
 
 
 def check_search(health: Callable[[], IndexHealth]) -> Iterable[Check]:
-    """The embedder, the index and the last search (see local_recall.search.IndexHealth)."""
+    """The embedder, the index and the last search (see search.searcher.IndexHealth)."""
     try:
         h = health()
     except RecallError as exc:
@@ -160,7 +160,7 @@ def _command_found(program: str, which: Callable[[str], str | None]) -> bool:
 
 def claude_plugin_enabled(claude_config_dir: Path) -> bool:
     """Is the local-recall plugin enabled in the user's Claude Code settings?"""
-    from local_recall.install import read_json_object
+    from local_recall.claude_code.install import read_json_object
 
     try:
         _, document = read_json_object(claude_config_dir / "settings.json")
@@ -174,7 +174,12 @@ def claude_plugin_enabled(claude_config_dir: Path) -> bool:
 
 def _hooks_file_checks(path: Path, which: Callable[[str], str | None]) -> tuple[list[Check], bool]:
     """Checks of one settings file, and whether it holds our hooks."""
-    from local_recall.install import HOOKS, installed_hooks, read_json_object, settings_problems
+    from local_recall.claude_code.install import (
+        HOOKS,
+        installed_hooks,
+        read_json_object,
+        settings_problems,
+    )
 
     try:
         _, document = read_json_object(path)
@@ -222,7 +227,7 @@ def check_claude_hooks(
 ) -> Iterable[Check]:
     """Our hooks in the project, local or user settings (or the plugin): valid, complete, and
     running commands that exist; installed once."""
-    from local_recall.install import SCOPES, settings_path
+    from local_recall.claude_code.install import SCOPES, settings_path
 
     sources = []
     for scope in SCOPES:
@@ -253,7 +258,7 @@ def check_claude_mcp(
     root: Path, claude_config_dir: Path, which: Callable[[str], str | None] = shutil.which
 ) -> Iterable[Check]:
     """Our server in <root>/.mcp.json, running a command that exists, for this repository."""
-    from local_recall.install import (
+    from local_recall.claude_code.install import (
         MCP_SERVER_NAME,
         is_our_mcp_entry,
         mcp_config_path,

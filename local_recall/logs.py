@@ -7,7 +7,7 @@ import logging
 import logging.handlers
 from pathlib import Path
 
-from local_recall.layout import Layout
+from local_recall.repo.layout import Layout
 
 _FORMAT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
 _MAX_BYTES = 1_000_000

@@ -14,14 +14,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from local_recall.config import Config, load_config, render_default_config
-from local_recall.drafts import make_draft, redact_edit, redacted_subject, stored_scope
 from local_recall.errors import InvalidMemoryFile
-from local_recall.files import write_text_atomic
-from local_recall.index import IndexReport
-from local_recall.layout import Layout, claude_config_dir, discover_root, ensure_gitignore
 from local_recall.logs import configure_logging
-from local_recall.memory import (
+from local_recall.memory.drafts import make_draft, redact_edit, redacted_subject, stored_scope
+from local_recall.memory.model import (
     Memory,
     new_memory_id,
     parse_memory_id,
@@ -29,14 +25,18 @@ from local_recall.memory import (
     validate_body,
     validate_keywords,
 )
-from local_recall.search import (
+from local_recall.memory.store import Created, MemoryStore, Scan, select_memories, utc_now
+from local_recall.repo.config import Config, load_config, render_default_config
+from local_recall.repo.files import write_text_atomic
+from local_recall.repo.layout import Layout, claude_config_dir, discover_root, ensure_gitignore
+from local_recall.search.index import IndexReport
+from local_recall.search.searcher import (
     EmbedderFactory,
     Searcher,
     SearchHit,
     SearchStatus,
     configured_embedder,
 )
-from local_recall.store import Created, MemoryStore, Scan, select_memories, utc_now
 
 
 @dataclass(frozen=True, slots=True)

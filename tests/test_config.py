@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from local_recall.config import load_config, render_default_config
 from local_recall.errors import ConfigError
+from local_recall.repo.config import load_config, render_default_config
 
 
 def test_defaults_without_a_file(tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ def test_rendered_default_config_loads_to_defaults(tmp_path: Path) -> None:
 
 
 def test_docs_table_matches_schema() -> None:
-    from local_recall.config import render_config_table
+    from local_recall.repo.config import render_config_table
     from tests.conftest import REPO_ROOT
 
     docs = (REPO_ROOT / "docs" / "configuration.md").read_text()
@@ -65,5 +65,5 @@ def test_docs_table_matches_schema() -> None:
     table = docs.split(start, 1)[1].split(end, 1)[0]  # refresh_config_docs() writes it
     assert table == render_config_table(), (
         "docs/configuration.md is out of date: regenerate with "
-        "local_recall.config.refresh_config_docs(Path('docs/configuration.md'))"
+        "local_recall.repo.config.refresh_config_docs(Path('docs/configuration.md'))"
     )

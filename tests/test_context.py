@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from local_recall.context import (
+from local_recall.claude_code.hook_context import (
     CLOSE_TAG,
     MAX_CONTEXT_CHARS,
     NOTICE,

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from local_recall.daemon import (
+from local_recall.capture.transcripts import encode_project_dir
+from local_recall.daemon.query_client import ask, socket_paths
+from local_recall.daemon.runtime import (
     DaemonLock,
     Decision,
     Pending,
@@ -28,9 +30,7 @@ from local_recall.daemon import (
     repo_transcript_dirs,
     stop_daemon,
 )
-from local_recall.layout import Layout
-from local_recall.query_client import ask, socket_paths
-from local_recall.transcripts import encode_project_dir
+from local_recall.repo.layout import Layout
 from tests.conftest import clean_env
 
 T = Timers(

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from local_recall.embedders import (
+from local_recall.errors import ConfigError, EmbedderUnavailable
+from local_recall.search.embedders import (
     MINILM_DIM,
     MINILM_SHA256,
     MINILM_TOKENIZER_DIR,
@@ -36,7 +37,6 @@ from local_recall.embedders import (
     resolve_ollama_host,
     task_prefixes,
 )
-from local_recall.errors import ConfigError, EmbedderUnavailable
 from tests.fake_ollama import FakeOllama, fake_ollama_fixture  # noqa: F401  (the fixture)
 
 # --- pure decisions -------------------------------------------------------------------------
@@ -118,7 +118,7 @@ def test_make_embedder_validates_provider_and_model() -> None:
 def test_importing_and_constructing_loads_nothing_heavy() -> None:
     code = (
         "import sys\n"
-        "from local_recall.embedders import make_embedder, embedder_fingerprint\n"
+        "from local_recall.search.embedders import make_embedder, embedder_fingerprint\n"
         "e = make_embedder('minilm')\n"
         "print(embedder_fingerprint(e))\n"
         "make_embedder('ollama')\n"

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from local_recall.errors import ExtractionFailed, ExtractorUnavailable, RateLimited, StorageError
-from local_recall.extraction import (
+from local_recall.capture.extraction import (
     MEMORY_SCHEMA,
     NOT_FOUND_MESSAGE,
     OLLAMA_SYSTEM_PROMPT,
@@ -41,6 +40,7 @@ from local_recall.extraction import (
     usage_tokens,
     validate_candidates,
 )
+from local_recall.errors import ExtractionFailed, ExtractorUnavailable, RateLimited, StorageError
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.fake_anthropic import (
     FakeAnthropic,

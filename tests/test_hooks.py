@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from local_recall.hooks import (
+from local_recall.claude_code.hooks import (
     MAX_INPUT_BYTES,
     HookInput,
     hook_output,
@@ -32,8 +32,8 @@ from local_recall.hooks import (
     read_stdin,
     salvage_string_field,
 )
-from local_recall.query_client import POINTER_NAME, socket_paths
-from local_recall.query_server import QueryServer
+from local_recall.daemon.query_client import POINTER_NAME, socket_paths
+from local_recall.daemon.query_server import QueryServer
 from tests.conftest import clean_env, git_init
 
 MEMORY_ID = "0b7a4f7e-1c55-4b8a-9d7e-3f1f2c9a8e01"
@@ -309,7 +309,7 @@ HEAVY = {
     "watchdog",
     "tomllib",
     "local_recall.recall",
-    "local_recall.memory",
+    "local_recall.memory.model",
 }
 
 
@@ -325,7 +325,7 @@ def test_the_warm_path_imports_nothing_heavy(repo: Path, stand_in: StandIn) -> N
     )
     assert str(HIT["body"]) in proc.stdout.decode()
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()}
-    assert "local_recall.hooks" in imported
+    assert "local_recall.claude_code.hooks" in imported
     assert not {m for m in imported if m in HEAVY or m.split(".")[0] in HEAVY}
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from local_recall.daemon import stop_daemon
-from local_recall.layout import Layout
-from local_recall.query_client import socket_paths
+from local_recall.daemon.query_client import socket_paths
+from local_recall.daemon.runtime import stop_daemon
+from local_recall.repo.layout import Layout
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.conftest import clean_env, git_init
 from tests.fake_anthropic import FakeAnthropic, default_responder, visible_text

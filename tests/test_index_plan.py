@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from local_recall.index import INDEX_FORMAT, IndexMeta, decide_rebuild
-from local_recall.index_plan import (
+from local_recall.memory.model import Memory
+from local_recall.search.index import INDEX_FORMAT, IndexMeta, decide_rebuild
+from local_recall.search.index_plan import (
     Fingerprint,
     IndexPlan,
     embedded_text,
@@ -16,9 +17,15 @@ from local_recall.index_plan import (
     fts_document,
     plan_index_sync,
 )
-from local_recall.memory import Memory
-from local_recall.search import Weights, candidate_depth, fuse, rank, snippet, vector_signal
-from local_recall.text_terms import identifier_parts, query_terms, split_identifier
+from local_recall.search.searcher import (
+    Weights,
+    candidate_depth,
+    fuse,
+    rank,
+    snippet,
+    vector_signal,
+)
+from local_recall.search.text_terms import identifier_parts, query_terms, split_identifier
 
 A, B, C = "episodic/a", "episodic/b", "episodic/c"
 

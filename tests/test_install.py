@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 
-from local_recall.doctor import check_claude_cli, check_claude_hooks, check_claude_mcp
-from local_recall.errors import InvalidClaudeSettings
-from local_recall.install import (
+from local_recall.claude_code.install import (
     HOOKS,
     Launcher,
     find_launcher,
@@ -34,6 +32,8 @@ from local_recall.install import (
     settings_problems,
     uninstall,
 )
+from local_recall.doctor import check_claude_cli, check_claude_hooks, check_claude_mcp
+from local_recall.errors import InvalidClaudeSettings
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.conftest import clean_env, git_init
 from tests.fake_anthropic import (

@@ -15,8 +15,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from local_recall.errors import InvalidInput
-from local_recall.mcp_server import (
+from local_recall.claude_code.mcp_server import (
     Anchor,
     check_range,
     memory_row,
@@ -24,7 +23,8 @@ from local_recall.mcp_server import (
     parse_when,
     timeline_window,
 )
-from local_recall.memory import Memory
+from local_recall.errors import InvalidInput
+from local_recall.memory.model import Memory
 from local_recall.recall import Recall, Settings
 from tests.conftest import clean_env
 
@@ -104,7 +104,7 @@ def test_server_start_does_not_import_the_index_or_embedder() -> None:
         "import sys, anyio\n"
         "import local_recall.cli\n"
         "from pathlib import Path\n"
-        "from local_recall.mcp_server import build_server\n"
+        "from local_recall.claude_code.mcp_server import build_server\n"
         "from local_recall.recall import Settings\n"
         "server = build_server(Settings(root=Path('.')))\n"
         "heavy = [m for m in ('lancedb', 'onnxruntime', 'pyarrow') if m in sys.modules]\n"

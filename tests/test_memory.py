@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from local_recall.errors import InvalidInput, InvalidMemoryFile, InvalidMemoryId
-from local_recall.memory import (
+from local_recall.memory.model import (
     Memory,
     content_hash,
     normalise_body,

@@ -23,11 +23,9 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from local_recall.embedders import MiniLMEmbedder
-from local_recall.errors import ExtractionFailed
-from local_recall.extraction import CandidateMemory, ClaudeCliExtractor, ExtractionResult
-from local_recall.pipeline import ALREADY_RUNNING, PassReport, run_pass
-from local_recall.pipeline_plan import (
+from local_recall.capture.extraction import CandidateMemory, ClaudeCliExtractor, ExtractionResult
+from local_recall.capture.pipeline import ALREADY_RUNNING, PassReport, run_pass
+from local_recall.capture.pipeline_plan import (
     Observed,
     PassPlan,
     WorkItem,
@@ -39,15 +37,17 @@ from local_recall.pipeline_plan import (
     similarity,
     thinking_entries,
 )
-from local_recall.pipeline_state import (
+from local_recall.capture.pipeline_state import (
     PipelineState,
     TranscriptState,
     load_state,
     prefix_fingerprint,
     save_state,
 )
+from local_recall.capture.transcripts import ToolCall, ToolResult, Turn, encode_project_dir
+from local_recall.errors import ExtractionFailed
 from local_recall.recall import Recall, Settings
-from local_recall.transcripts import ToolCall, ToolResult, Turn, encode_project_dir
+from local_recall.search.embedders import MiniLMEmbedder
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
 from tests.fake_anthropic import (
@@ -592,8 +592,8 @@ def _all_text_under(root: Path) -> str:
 
 
 def test_memory_source_names_the_session(tmp_path: Path) -> None:
-    from local_recall.pipeline import memory_source
-    from local_recall.transcripts import TranscriptFile
+    from local_recall.capture.pipeline import memory_source
+    from local_recall.capture.transcripts import TranscriptFile
 
     main = TranscriptFile(tmp_path / "s.jsonl", "s1", False, None, 1, 1)
     agent = TranscriptFile(tmp_path / "a.jsonl", "agent-x", True, "s1", 1, 1)

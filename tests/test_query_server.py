@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from local_recall.daemon.query_client import ask, is_private_dir, socket_paths
+from local_recall.daemon.query_server import QueryServer, parse_search_request, prepare_socket_dir
 from local_recall.errors import InvalidInput, StorageError
-from local_recall.query_client import ask, is_private_dir, socket_paths
-from local_recall.query_server import QueryServer, parse_search_request, prepare_socket_dir
 
 
 @pytest.fixture
@@ -252,7 +252,7 @@ def test_search_request_defaults_and_query_cap() -> None:
 
 
 def test_query_service_answers_from_the_library(repo: Path) -> None:
-    from local_recall.query_server import QueryService
+    from local_recall.daemon.query_server import QueryService
     from local_recall.recall import Recall, Settings
     from tests.conftest import clean_env
 
@@ -289,7 +289,7 @@ def test_query_service_answers_from_the_library(repo: Path) -> None:
 
 
 def test_pointer_file_names_the_bound_socket_while_serving(sock_dir: Path, tmp_path: Path) -> None:
-    from local_recall.query_client import daemon_sockets, read_pointer
+    from local_recall.daemon.query_client import daemon_sockets, read_pointer
 
     state = tmp_path / "state"
     pointer = state / "daemon.socket"
@@ -308,7 +308,7 @@ def test_pointer_file_names_the_bound_socket_while_serving(sock_dir: Path, tmp_p
 
 
 def test_a_pointer_to_someone_elses_socket_is_left_alone(sock_dir: Path, tmp_path: Path) -> None:
-    from local_recall.query_client import read_pointer
+    from local_recall.daemon.query_client import read_pointer
 
     pointer = tmp_path / "daemon.socket"
     srv = QueryServer([sock_dir / "q.sock"], echo, pointer=pointer)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from local_recall.errors import ScanTargetUnreadable
-from local_recall.redaction import (
+from local_recall.redaction.secrets import (
     FileFinding,
     Finding,
     Redacted,

@@ -27,12 +27,12 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from local_recall.drafts import make_draft
+from local_recall.capture.pipeline import run_pass
+from local_recall.capture.transcripts import TRUNCATION_MARKER, encode_project_dir, key_argument
 from local_recall.errors import InvalidInput
-from local_recall.pipeline import run_pass
+from local_recall.memory.drafts import make_draft
 from local_recall.recall import Recall, Settings
-from local_recall.redaction import find_secrets, redact
-from local_recall.transcripts import TRUNCATION_MARKER, encode_project_dir, key_argument
+from local_recall.redaction.secrets import find_secrets, redact
 from tests import test_pipeline
 from tests.claude_cli import requires_claude
 from tests.conftest import CliRunner, Result, clean_env

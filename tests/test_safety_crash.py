@@ -32,11 +32,11 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from local_recall.hooks import DEADLINE_SECONDS
-from local_recall.index_plan import IndexPlan, plan_index_sync, row_key
-from local_recall.memory import Memory, content_hash, render_memory
+from local_recall.capture.transcripts import encode_project_dir
+from local_recall.claude_code.hooks import DEADLINE_SECONDS
+from local_recall.memory.model import Memory, content_hash, render_memory
 from local_recall.recall import Recall, Settings
-from local_recall.transcripts import encode_project_dir
+from local_recall.search.index_plan import IndexPlan, plan_index_sync, row_key
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
 from tests.fake_anthropic import (

@@ -23,13 +23,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from local_recall.context import CLOSE_TAG, OPEN_TAG, notes_from_json
-from local_recall.errors import InvalidInput
-from local_recall.hooks import EVENTS, MAX_INPUT_BYTES, _handle
-from local_recall.mcp_server import build_server
-from local_recall.recall import Recall, Settings
-from local_recall.search import MODES
-from local_recall.transcripts import (
+from local_recall.capture.transcripts import (
     DEFAULT_MAX_LINE_BYTES,
     condense,
     parse_transcript,
@@ -37,6 +31,12 @@ from local_recall.transcripts import (
     resume_offset,
     split_turns_at,
 )
+from local_recall.claude_code.hook_context import CLOSE_TAG, OPEN_TAG, notes_from_json
+from local_recall.claude_code.hooks import EVENTS, MAX_INPUT_BYTES, _handle
+from local_recall.claude_code.mcp_server import build_server
+from local_recall.errors import InvalidInput
+from local_recall.recall import Recall, Settings
+from local_recall.search.searcher import MODES
 from tests.conftest import clean_env, git_init
 from tests.test_hooks import assert_clean, hook_env, run_hook, served_as_daemon
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from local_recall.errors import InvalidInput, InvalidMemoryFile, RecallError, StorageError
-from local_recall.memory import MAX_BODY_BYTES, parse_memory_text, render_memory
+from local_recall.memory.model import MAX_BODY_BYTES, parse_memory_text, render_memory
 from local_recall.recall import Recall, Settings
 from tests.conftest import clean_env, git_init
 

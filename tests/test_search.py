@@ -15,9 +15,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from local_recall.drafts import make_draft
-from local_recall.embedders import Embedder, MiniLMEmbedder
+from local_recall.memory.drafts import make_draft
 from local_recall.recall import Recall, Settings
+from local_recall.search.embedders import Embedder, MiniLMEmbedder
 from tests.conftest import CliRunner, clean_env
 from tests.fake_ollama import FakeOllama
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from local_recall.errors import InvalidInput, InvalidMemoryFile, MemoryNotFound
-from local_recall.memory import content_hash
+from local_recall.memory.model import content_hash
 from local_recall.recall import Recall, Settings
 from tests.conftest import clean_env
 

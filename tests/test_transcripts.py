@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from local_recall.transcripts import (
+from local_recall.capture.transcripts import (
     TRUNCATION_MARKER,
     Chunk,
     ParseStats,
@@ -445,7 +445,7 @@ def test_malformed_lines_are_skipped_counted_and_logged(caplog: pytest.LogCaptur
         )
         + b"\n"
     )
-    with caplog.at_level(logging.WARNING, logger="local_recall.transcripts"):
+    with caplog.at_level(logging.WARNING, logger="local_recall.capture.transcripts"):
         parsed = parse_transcript(data)
     assert [t.text for t in parsed.turns] == ["one", "two"]
     assert parsed.stats.malformed_lines == 3

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from local_recall.errors import InvalidInput
-from local_recall.files import write_text_atomic
+from local_recall.repo.files import write_text_atomic
 
 RECALL_DIRNAME = "local-recall"
 

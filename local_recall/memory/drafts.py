@@ -11,16 +11,16 @@ from types import MappingProxyType
 from typing import Any
 
 from local_recall.errors import InvalidInput
-from local_recall.keywords import extract_keywords
-from local_recall.memory import (
+from local_recall.memory.keywords import extract_keywords
+from local_recall.memory.model import (
     memory_time,
     parse_scope,
     validate_body,
     validate_keywords,
     validate_subject,
 )
-from local_recall.redaction import find_secrets, redact_for_storage
-from local_recall.store import Draft
+from local_recall.memory.store import Draft
+from local_recall.redaction.secrets import find_secrets, redact_for_storage
 
 
 def make_draft(

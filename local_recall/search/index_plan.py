@@ -20,8 +20,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from local_recall.memory import Memory, format_timestamp
-from local_recall.text_terms import identifier_parts
+from local_recall.memory.model import Memory, format_timestamp
+from local_recall.search.text_terms import identifier_parts
 
 MIN_PASSAGE_BODY_CHARS = 200
 MAX_PASSAGES = 16  # sentences of a long body beyond these are covered by the whole-text vector

@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from local_recall import __version__
-from local_recall.files import write_text_atomic
-from local_recall.layout import Layout
-from local_recall.query_client import POINTER_NAME
+from local_recall.daemon.query_client import POINTER_NAME
+from local_recall.repo.files import write_text_atomic
+from local_recall.repo.layout import Layout
 
 if TYPE_CHECKING:
-    from local_recall.query_server import QueryServer, QueryService
+    from local_recall.daemon.query_server import QueryServer, QueryService
     from local_recall.recall import Recall
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ def start_daemon(
     root: Path, environ: Mapping[str, str], *, wait_seconds: float = 20.0
 ) -> StartResult:
     """Start a detached daemon and wait until it answers a ping (or gives up)."""
-    from local_recall.query_client import ask, daemon_sockets
+    from local_recall.daemon.query_client import ask, daemon_sockets
 
     layout = Layout(root)
     holder = lock_holder(layout)
@@ -319,7 +319,7 @@ def decide(now: float, pending: Pending, timers: Timers) -> Decision:
 def repo_transcript_dirs(names: Iterable[str], roots: Iterable[str]) -> list[str]:
     """Folders of `<claude config>/projects/` that may hold this repo's sessions: a root's
     encoding, or a subdirectory's (that encoding + "-"). Look-alikes only cost a pass."""
-    from local_recall.transcripts import encode_project_dir
+    from local_recall.capture.transcripts import encode_project_dir
 
     exact = set()
     prefixes = []
@@ -603,7 +603,7 @@ class Daemon:
             self.inbox.transcript_changed()
 
     def _refresh_roots(self) -> None:
-        from local_recall.transcripts import git_worktrees
+        from local_recall.capture.transcripts import git_worktrees
 
         roots = [self.recall.root, *git_worktrees(self.recall.root)]
         forms: list[str] = []
@@ -691,7 +691,7 @@ class Daemon:
         self.inbox.wake()
 
     def run(self) -> int:
-        from local_recall.query_server import QueryServer, QueryService
+        from local_recall.daemon.query_server import QueryServer, QueryService
 
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -769,13 +769,13 @@ def _warm_up(recall: Recall) -> None:
 
 
 def _pipeline_run_pass() -> Callable[..., Any] | None:
-    """`local_recall.pipeline.run_pass`, or None where the pipeline is not installed."""
+    """`local_recall.capture.pipeline.run_pass`, or None where the pipeline is not installed."""
     import importlib
 
     try:
-        module = importlib.import_module("local_recall.pipeline")
+        module = importlib.import_module("local_recall.capture.pipeline")
     except ModuleNotFoundError as exc:
-        if exc.name == "local_recall.pipeline":
+        if exc.name == "local_recall.capture.pipeline":
             return None
         raise
     run_pass: Callable[..., Any] = module.run_pass

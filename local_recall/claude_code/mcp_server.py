@@ -27,7 +27,7 @@ from pydantic import Field
 
 from local_recall import __version__
 from local_recall.errors import InvalidInput, InvalidMemoryId, RecallError
-from local_recall.memory import (
+from local_recall.memory.model import (
     Memory,
     estimate_tokens,
     format_timestamp,
@@ -38,7 +38,7 @@ from local_recall.memory import (
 
 if TYPE_CHECKING:
     from local_recall.recall import Recall, Settings
-    from local_recall.search import SearchHit
+    from local_recall.search.searcher import SearchHit
 
 log = logging.getLogger(__name__)
 

@@ -32,10 +32,12 @@ from typing import TYPE_CHECKING, Any, Final
 from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
-from local_recall.embedders import Embedder, canonical_ollama_model, embedder_fingerprint
 from local_recall.errors import EmbedderUnavailable, IndexUnavailable, StorageError
-from local_recall.files import write_text_atomic
-from local_recall.index_plan import (
+from local_recall.memory.keywords import extract_keywords
+from local_recall.memory.model import Memory
+from local_recall.repo.files import write_text_atomic
+from local_recall.search.embedders import Embedder, canonical_ollama_model, embedder_fingerprint
+from local_recall.search.index_plan import (
     Fingerprint,
     IndexPlan,
     embedded_text,
@@ -45,8 +47,6 @@ from local_recall.index_plan import (
     plan_index_sync,
     row_key,
 )
-from local_recall.keywords import extract_keywords
-from local_recall.memory import Memory
 
 if TYPE_CHECKING:
     import numpy as np

@@ -23,8 +23,8 @@ from types import MappingProxyType
 from typing import Any
 
 from local_recall.errors import InvalidInput, StorageError
-from local_recall.files import write_bytes_atomic
-from local_recall.memory import format_timestamp, parse_timestamp
+from local_recall.memory.model import format_timestamp, parse_timestamp
+from local_recall.repo.files import write_bytes_atomic
 
 log = logging.getLogger(__name__)
 

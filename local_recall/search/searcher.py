@@ -26,8 +26,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from local_recall.config import Config
-from local_recall.embedders import Embedder, embedder_fingerprint
 from local_recall.errors import (
     ConfigError,
     EmbedderUnavailable,
@@ -35,18 +33,7 @@ from local_recall.errors import (
     InvalidInput,
     StorageError,
 )
-from local_recall.files import write_text_atomic
-from local_recall.index import (
-    Candidate,
-    IndexReport,
-    MemoryIndex,
-    console_progress,
-    embedder_identity,
-    sync_memories,
-)
-from local_recall.index_plan import row_key
-from local_recall.layout import Layout
-from local_recall.memory import (
+from local_recall.memory.model import (
     KINDS,
     Memory,
     estimate_tokens,
@@ -54,8 +41,21 @@ from local_recall.memory import (
     parse_scope,
     scope_matches,
 )
-from local_recall.store import MemoryStore
-from local_recall.text_terms import identifier_parts, query_terms, query_text, words
+from local_recall.memory.store import MemoryStore
+from local_recall.repo.config import Config
+from local_recall.repo.files import write_text_atomic
+from local_recall.repo.layout import Layout
+from local_recall.search.embedders import Embedder, embedder_fingerprint
+from local_recall.search.index import (
+    Candidate,
+    IndexReport,
+    MemoryIndex,
+    console_progress,
+    embedder_identity,
+    sync_memories,
+)
+from local_recall.search.index_plan import row_key
+from local_recall.search.text_terms import identifier_parts, query_terms, query_text, words
 
 log = logging.getLogger(__name__)
 
@@ -349,7 +349,7 @@ EmbedderFactory = Callable[[Config], Embedder]
 
 def configured_embedder(config: Config) -> Embedder:
     """The embedder `[embedder]` names (the default Settings.embedder_factory)."""
-    from local_recall.embedders import make_embedder
+    from local_recall.search.embedders import make_embedder
 
     return make_embedder(
         config.get("embedder", "provider"),

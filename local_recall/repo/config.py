@@ -248,7 +248,7 @@ def render_config_table() -> str:
 
 def refresh_config_docs(path: Path) -> None:
     """Rewrite the generated table in docs/configuration.md (developer tool:
-    `python -c 'from local_recall.config import refresh_config_docs as r; from pathlib import
+    `python -c 'from local_recall.repo.config import refresh_config_docs as r; from pathlib import
     Path; r(Path("docs/configuration.md"))'`)."""
     text = path.read_text(encoding="utf-8")
     head, _, rest = text.partition(_TABLE_START)

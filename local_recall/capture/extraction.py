@@ -40,8 +40,8 @@ from local_recall.errors import (
     RateLimited,
     StorageError,
 )
-from local_recall.memory import parse_scope
-from local_recall.redaction import redact
+from local_recall.memory.model import parse_scope
+from local_recall.redaction.secrets import redact
 
 NOT_FOUND_MESSAGE = (
     "`claude` CLI not found: install Claude Code (npm install -g @anthropic-ai/claude-code) "

@@ -7,8 +7,8 @@
 * `thinking_entries`: the thinking memories (thinking + the answer it led to) of new turns.
 * `retry_delay`: backoff after failed attempts.
 
-`local_recall.pipeline` reads files, calls the extractor and writes memories; it only carries
-these plans out.
+`local_recall.capture.pipeline` reads files, calls the extractor and writes memories; it only
+carries these plans out.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Literal
 from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
 
-from local_recall.pipeline_state import PipelineState
-from local_recall.transcripts import (
+from local_recall.capture.pipeline_state import PipelineState
+from local_recall.capture.transcripts import (
     Chunk,
     Turn,
     condense,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from local_recall.errors import InvalidClaudeSettings, InvalidInput, StorageError
-from local_recall.files import write_text_atomic
+from local_recall.repo.files import write_text_atomic
 
 SCOPES = ("project", "local", "user")
 MCP_SERVER_NAME = "local-recall"

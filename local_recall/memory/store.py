@@ -23,8 +23,7 @@ from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
-from local_recall.files import remove_stale_temp_files, write_bytes_atomic, write_text_atomic
-from local_recall.memory import (
+from local_recall.memory.model import (
     Memory,
     content_hash,
     format_timestamp,
@@ -34,6 +33,7 @@ from local_recall.memory import (
     render_memory,
     scope_matches,
 )
+from local_recall.repo.files import remove_stale_temp_files, write_bytes_atomic, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class Created:
 
 @dataclass(frozen=True, slots=True)
 class Draft:
-    """A validated, redacted memory not yet on disk (built by `local_recall.drafts`)."""
+    """A validated, redacted memory not yet on disk (built by `local_recall.memory.drafts`)."""
 
     subject: str
     body: str

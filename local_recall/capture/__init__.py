@@ -1,0 +1,1 @@
+"""From Claude Code transcripts to memories: find, parse, condense, extract, the pipeline."""

@@ -1,0 +1,1 @@
+"""The Claude Code integration: hooks, what they inject, install, the MCP server."""

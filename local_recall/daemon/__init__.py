@@ -1,0 +1,1 @@
+"""The per-repository background process: process control, schedule, runtime, query socket."""

@@ -1,0 +1,1 @@
+"""The memory model and its files: parsing, rendering, validation, the store."""

@@ -1,0 +1,1 @@
+"""Secrets and <private> spans: found and removed before anything is written or sent."""

@@ -1,0 +1,1 @@
+"""Where local-recall lives in a repository: layout, configuration, atomic files and locks."""

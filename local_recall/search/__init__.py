@@ -1,0 +1,1 @@
+"""The derived index and search over it: embedders, LanceDB, scoring."""
