@@ -60,7 +60,8 @@ _VERBS = "fails breaks hangs slows leaks needs requires avoids replaces wraps re
 
 def generate_memories(episodic: Path, count: int, seed: int = 7) -> None:
     """`count` varied synthetic memories, plus a few that answer PROMPT."""
-    from local_recall.memory.model import Memory, content_hash, render_memory
+    from local_recall.memory.format import render_memory
+    from local_recall.memory.model import Memory, content_hash
 
     rng = random.Random(seed)
     episodic.mkdir(parents=True, exist_ok=True)
@@ -108,7 +109,8 @@ def generate_memories(episodic: Path, count: int, seed: int = 7) -> None:
 def prepare_repo(repo: Path, count: int) -> None:
     """The repository with `count` memories, written once and kept; the index is brought up to
     date on every run (a no-op unless its format or the embedder changed)."""
-    from local_recall.recall import Recall, Settings
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
 
     marker = repo / ".bench-ready"
     fresh = not (marker.exists() and marker.read_text() == str(count))
@@ -216,7 +218,8 @@ def daemon_round_trips(
 
 def stand_in_repo(repo: Path) -> Path:
     """A second, empty repository whose hook is answered by an instant stand-in daemon."""
-    from local_recall.recall import Recall, Settings
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
 
     other = repo.parent / f"{repo.name}-standin"
     if not (other / "local-recall").is_dir():

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from local_recall.memory.drafts import make_draft  # noqa: E402
-from local_recall.memory.model import Memory, content_hash, render_memory  # noqa: E402
+from local_recall.memory.format import render_memory  # noqa: E402
+from local_recall.memory.model import Memory, content_hash  # noqa: E402
 from local_recall.recall import Recall, Settings  # noqa: E402
 from local_recall.repo.files import write_text_atomic  # noqa: E402
 from local_recall.search.embedders import MiniLMEmbedder  # noqa: E402

@@ -35,7 +35,8 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from local_recall.memory.model import Memory, content_hash, render_memory  # noqa: E402
+from local_recall.memory.format import render_memory  # noqa: E402
+from local_recall.memory.model import Memory, content_hash  # noqa: E402
 from local_recall.recall import Recall, Settings  # noqa: E402
 from local_recall.search.embedders import MiniLMEmbedder  # noqa: E402
 from local_recall.search.index_plan import embedded_text, passages  # noqa: E402

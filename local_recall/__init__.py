@@ -11,12 +11,17 @@ __version__ = "0.1.0"
 __all__ = ["Recall", "Settings", "__version__"]
 
 if TYPE_CHECKING:
-    from local_recall.recall import Recall, Settings
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Recall", "Settings"):
-        from local_recall import recall
+    if name == "Recall":
+        from local_recall.recall import Recall
 
-        return getattr(recall, name)
+        return Recall
+    if name == "Settings":
+        from local_recall.settings import Settings
+
+        return Settings
     raise AttributeError(f"module 'local_recall' has no attribute {name!r}")

@@ -10,17 +10,18 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from local_recall.errors import RecallError
-from local_recall.repo.config import load_config
+from local_recall.logs import escape_controls
+from local_recall.repo.config import Config
 from local_recall.repo.layout import GITIGNORE_LINES, Layout
 
 if TYPE_CHECKING:
-    from local_recall.search.searcher import IndexHealth
+    from local_recall.search.status import IndexHealth
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -55,14 +56,15 @@ def check_layout(layout: Layout) -> Iterable[Check]:
         yield Check(".gitignore", WARN, "local-recall/.gitignore missing: run `local-recall init`")
 
 
-def check_config(layout: Layout, environ: dict[str, str]) -> Iterable[Check]:
-    try:
-        config = load_config(layout.config_path, environ)
-    except RecallError as exc:
-        yield Check("config", FAIL, str(exc))
+def check_config(loaded: Config | RecallError) -> Iterable[Check]:
+    """`loaded`: the config the repository was opened with, or why opening it failed."""
+    if isinstance(loaded, RecallError):
+        yield Check("config", FAIL, str(loaded))
         return
-    where = str(config.source) if config.source else "defaults (no config.toml)"
+    where = str(loaded.source) if loaded.source else "defaults (no config.toml)"
     yield Check("config", OK, where)
+    for problem in loaded.ignored:  # a committed remote host or program: never applied
+        yield Check("config", WARN, problem)
 
 
 def check_memory_files(
@@ -75,8 +77,9 @@ def check_memory_files(
         yield Check("memory files", FAIL, str(exc))
         return
     yield Check("memory files", OK, f"{count} memories")
-    for path, reason in problems:
-        yield Check("unreadable file", FAIL, f"{path}: {reason} (left unchanged)")
+    for path, reason in problems:  # a file name may hold a newline or escape sequences
+        shown = escape_controls(f"{path}: {reason}")
+        yield Check("unreadable file", FAIL, f"{shown} (left unchanged)")
     if stale:
         yield Check(
             "hand edits",
@@ -84,6 +87,23 @@ def check_memory_files(
             f"{stale} file(s) edited by hand: their content_hash is recomputed "
             "on read and rewritten on the next `local-recall edit`",
         )
+
+
+def check_stale(count_stale: Callable[[], int]) -> Iterable[Check]:
+    """Memories the code has moved past (docs/team.md#stale-memories); never a failure."""
+    try:
+        stale = count_stale()
+    except RecallError as exc:
+        yield Check("stale memories", WARN, f"cannot tell: {exc}")
+        return
+    if stale:
+        yield Check(
+            "stale memories",
+            WARN,
+            f"{stale} memories anchored to files changed since: `local-recall stale`",
+        )
+    else:
+        yield Check("stale memories", OK, "none")
 
 
 def check_python() -> Iterable[Check]:
@@ -109,7 +129,7 @@ def check_python() -> Iterable[Check]:
 
 
 def check_search(health: Callable[[], IndexHealth]) -> Iterable[Check]:
-    """The embedder, the index and the last search (see search.searcher.IndexHealth)."""
+    """The embedder, the index and the last search (see search.status.IndexHealth)."""
     try:
         h = health()
     except RecallError as exc:
@@ -174,12 +194,8 @@ def claude_plugin_enabled(claude_config_dir: Path) -> bool:
 
 def _hooks_file_checks(path: Path, which: Callable[[str], str | None]) -> tuple[list[Check], bool]:
     """Checks of one settings file, and whether it holds our hooks."""
-    from local_recall.claude_code.install import (
-        HOOKS,
-        installed_hooks,
-        read_json_object,
-        settings_problems,
-    )
+    from local_recall.claude_code.install import read_json_object
+    from local_recall.claude_code.install_plan import HOOKS, installed_hooks, settings_problems
 
     try:
         _, document = read_json_object(path)
@@ -227,7 +243,7 @@ def check_claude_hooks(
 ) -> Iterable[Check]:
     """Our hooks in the project, local or user settings (or the plugin): valid, complete, and
     running commands that exist; installed once."""
-    from local_recall.claude_code.install import SCOPES, settings_path
+    from local_recall.claude_code.install_plan import SCOPES, settings_path
 
     sources = []
     for scope in SCOPES:
@@ -258,11 +274,11 @@ def check_claude_mcp(
     root: Path, claude_config_dir: Path, which: Callable[[str], str | None] = shutil.which
 ) -> Iterable[Check]:
     """Our server in <root>/.mcp.json, running a command that exists, for this repository."""
-    from local_recall.claude_code.install import (
+    from local_recall.claude_code.install import read_json_object
+    from local_recall.claude_code.install_plan import (
         MCP_SERVER_NAME,
         is_our_mcp_entry,
         mcp_config_path,
-        read_json_object,
     )
 
     path = mcp_config_path(root)
@@ -302,6 +318,42 @@ def check_claude_mcp(
             )
         else:
             yield Check("claude mcp", OK, f"{path}: {entry['command']}")
+
+
+def check_destinations(
+    config: Config, environ: Mapping[str, str], user_config: Path
+) -> Iterable[Check]:
+    """Where prompts (embedded for search) and transcripts (extraction) are sent. A host off
+    this machine can only come from the user's environment or user config
+    (repo/config_trust.py); it is shown so that nobody sends prompts somewhere unknowingly."""
+    from local_recall.ollama_client import resolve_host
+    from local_recall.repo.config_trust import is_loopback_url
+
+    def place(host: str) -> tuple[str, str]:
+        return (OK, f"{host} (this machine)") if is_loopback_url(host) else (WARN, host)
+
+    try:
+        host = resolve_host(config.embedder.ollama_host or None, environ)
+    except RecallError as exc:
+        yield Check("prompts go to", FAIL, str(exc))
+        return
+    if config.embedder.provider == "ollama":
+        status, where = place(host)
+        yield Check("prompts go to", status, f"Ollama at {where} (embedder)")
+    else:
+        yield Check("prompts go to", OK, "nowhere: embedded model in this process (minilm)")
+    if not config.extraction.enabled:
+        yield Check("transcripts go to", OK, "nowhere: extraction is off")
+    elif config.extraction.extractor == "ollama":
+        status, where = place(host)
+        yield Check("transcripts go to", status, f"Ollama at {where} (extraction)")
+    else:
+        program = (
+            config.extraction.claude_path or environ.get("LOCAL_RECALL_CLAUDE_BIN") or "claude"
+        )
+        yield Check("transcripts go to", OK, f"Anthropic's API through `{program} -p` (extraction)")
+    found = "found" if user_config.is_file() else "none"
+    yield Check("user config", OK, f"{user_config} ({found})")
 
 
 def check_claude_cli(which: Callable[[str], str | None] = shutil.which) -> Iterable[Check]:

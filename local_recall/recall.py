@@ -7,65 +7,57 @@ memory = recall.add("Use filelock for cross-process dedup", "Because ...", scope
 
 from __future__ import annotations
 
+__all__ = ["InitReport", "Recall", "SearchQuery", "SearchResult", "Settings"]
+
 import builtins
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
-from local_recall.errors import InvalidMemoryFile
-from local_recall.logs import configure_logging
-from local_recall.memory.drafts import make_draft, redact_edit, redacted_subject, stored_scope
+from local_recall.errors import InvalidMemoryFile, StorageError
+from local_recall.lifecycle import review
+from local_recall.lifecycle.consolidation import Proposal
+from local_recall.lifecycle.provenance import current_head
+from local_recall.lifecycle.rejections import FILENAME as REJECTED_FILENAME
+from local_recall.lifecycle.service import Applied, Lifecycle
+from local_recall.lifecycle.snapshot import Snapshot
+from local_recall.lifecycle.staleness import Stale
+from local_recall.memory.drafts import make_draft, redacted_edits, stored_scope
 from local_recall.memory.model import (
     Memory,
-    new_memory_id,
     parse_memory_id,
     parse_scope,
-    validate_body,
-    validate_keywords,
 )
-from local_recall.memory.store import Created, MemoryStore, Scan, select_memories, utc_now
+from local_recall.memory.store import Created, MemoryFilters, MemoryStore, Scan, select_memories
 from local_recall.repo.config import Config, load_config, render_default_config
-from local_recall.repo.files import write_text_atomic
-from local_recall.repo.layout import Layout, claude_config_dir, discover_root, ensure_gitignore
-from local_recall.search.index import IndexReport
-from local_recall.search.searcher import (
-    EmbedderFactory,
-    Searcher,
-    SearchHit,
-    SearchStatus,
-    configured_embedder,
-)
+from local_recall.repo.files import through_symlink, write_text_atomic
+from local_recall.repo.layout import Layout, ensure_gitignore, recall_dir_problem
+from local_recall.search.index_sync import IndexReport, ProgressCallback
+from local_recall.search.query import HitLife, SearchHit, SearchQuery, SearchResult
+from local_recall.search.searcher import Searcher
+from local_recall.search.status import SearchStatus
+from local_recall.settings import Settings
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from local_recall.capture.extraction.prompt import Extractor
+    from local_recall.capture.pipeline import PassProgress
+    from local_recall.capture.report import PassReport
+    from local_recall.capture.transcripts.model import TranscriptFile
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """The one seam for isolation: everything that touches the user's machine comes from here,
-    so a test builds one Settings instead of patching globals."""
+class SaveOptions(TypedDict, total=False):
+    """The keyword arguments of `Recall.save` (`Recall.add` passes them through)."""
 
-    root: Path
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    clock: Callable[[], datetime] = utc_now
-    new_id: Callable[[], str] = new_memory_id
-    # Makes the embedder from the config; tests pass one that returns a shared instance.
-    embedder_factory: EmbedderFactory = configured_embedder
-
-    @property
-    def claude_config_dir(self) -> Path:
-        return claude_config_dir(self.environ)
-
-    @classmethod
-    def discover(
-        cls,
-        root: str | Path | None = None,
-        *,
-        environ: Mapping[str, str] | None = None,
-        cwd: Path | None = None,
-    ) -> Settings:
-        env = dict(os.environ) if environ is None else dict(environ)
-        found = discover_root(None if root is None else str(root), env, cwd or Path.cwd())
-        return cls(root=found, environ=env)
+    keywords: Sequence[str] | None
+    scope: str
+    occurred_at: datetime | None
+    source: str | None
+    reviewed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +66,7 @@ class InitReport:
     created_dirs: tuple[Path, ...]
     wrote_config: bool
     gitignore_added: tuple[str, ...]
+    gitattributes_added: tuple[str, ...] = ()
 
 
 class Recall:
@@ -87,15 +80,26 @@ class Recall:
         self.thinking = MemoryStore(
             self.layout.thinking_dir, self.layout.state_dir, kind="thinking", new_id=settings.new_id
         )
+        # One file per Claude Code session, named by its id (capture/summaries.py)
+        self.summaries = MemoryStore(
+            self.layout.summaries_dir, self.layout.state_dir, kind="session", new_id=settings.new_id
+        )
         self._searcher: Searcher | None = None
+        self.lifecycle = Lifecycle(
+            self.layout, self.memories, config.lifecycle, settings.environ, settings.clock
+        )
 
     @classmethod
     def open(cls, root: str | Path | None = None, *, settings: Settings | None = None) -> Recall:
         """Open the repo at `root` (default: discovered from the cwd). Raises ConfigError."""
         settings = settings or Settings.discover(root)
         layout = Layout(settings.root)
-        config = load_config(layout.config_path, settings.environ)
-        configure_logging(layout, config.get("log", "level"))
+        problem = recall_dir_problem(layout)
+        if problem is not None:
+            raise StorageError(problem)
+        config = load_config(
+            layout.config_path, settings.environ, user_path=settings.user_config_path
+        )
         return cls(settings, config)
 
     @property
@@ -105,19 +109,25 @@ class Recall:
     # --- setup --------------------------------------------------------------------------------
 
     def init(self) -> InitReport:
-        """Create local-recall/ with its config and .gitignore. Idempotent; never overwrites."""
+        """Create local-recall/ with its config, .gitignore and .gitattributes (the union merge
+        of rejected-hashes.txt). Idempotent; never overwrites."""
         created = []
         for folder in (self.layout.recall_dir, self.layout.episodic_dir):
+            if through_symlink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
+                raise StorageError(f"{folder} is a symbolic link or not a folder (not followed)")
             if not folder.is_dir():
-                folder.mkdir(parents=True, exist_ok=True)
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StorageError(f"cannot create {folder}: {exc.strerror or exc}") from None
                 created.append(folder)
         wrote_config = False
-        if not self.layout.config_path.exists():
+        if not os.path.lexists(self.layout.config_path):
             write_text_atomic(self.layout.config_path, render_default_config())
             wrote_config = True
-        added = ensure_gitignore(self.layout)
-        configure_logging(self.layout, self.config.get("log", "level"))
-        return InitReport(self.root, tuple(created), wrote_config, tuple(added))
+        added = ensure_gitignore(self.layout, summaries_committed=self.config.summaries.committed)
+        attributes = review.ensure_gitattributes(self.layout.recall_dir)
+        return InitReport(self.root, tuple(created), wrote_config, tuple(added), tuple(attributes))
 
     # --- memories -----------------------------------------------------------------------------
 
@@ -130,8 +140,12 @@ class Recall:
         scope: str = "global",
         occurred_at: datetime | None = None,
         source: str | None = "api",
+        reviewed: bool = True,
     ) -> Created:
-        """Validate, redact and write a memory; the same body again returns the existing one."""
+        """Validate, redact and write a memory; the same body again returns the existing one.
+        It records the commit and branch checked out (one `git` call). `reviewed=False` (an
+        agent's save through MCP) writes it `review: unreviewed`."""
+        head = current_head(self.root, self.settings.environ)
         draft = make_draft(
             subject=subject,
             body=body,
@@ -139,48 +153,24 @@ class Recall:
             applies_to=scope,
             occurred_at=occurred_at or self.settings.clock(),
             source=source,
+            provenance=replace(head, unreviewed=not reviewed),
         )
         return self.memories.create(draft)
 
-    def add(
-        self,
-        subject: str,
-        body: str,
-        *,
-        keywords: Sequence[str] | None = None,
-        scope: str = "global",
-        occurred_at: datetime | None = None,
-        source: str | None = "api",
-    ) -> Memory:
-        return self.save(
-            subject, body, keywords=keywords, scope=scope, occurred_at=occurred_at, source=source
-        ).memory
+    def add(self, subject: str, body: str, **options: Unpack[SaveOptions]) -> Memory:
+        """`save`, returning only the memory (new or the existing one)."""
+        return self.save(subject, body, **options).memory
 
     def get(self, memory_id: str) -> Memory:
         memory_id = parse_memory_id(memory_id)
         return self.memories.get(memory_id)
 
-    def list(
-        self,
-        *,
-        scope: str | None = None,
-        include_global: bool = True,
-        keyword: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        newest_first: bool = False,
-        limit: int | None = None,
-    ) -> list[Memory]:
-        return select_memories(
-            self.memories.scan().memories,
-            scope=None if scope is None else parse_scope(scope),
-            include_global=include_global,
-            keyword=keyword,
-            since=since,
-            until=until,
-            newest_first=newest_first,
-            limit=limit,
-        )
+    def list(self, **filters: Unpack[MemoryFilters]) -> list[Memory]:
+        """`select_memories` over the store; a given `scope` is checked first (InvalidInput)."""
+        scope = filters.get("scope")
+        if scope is not None:
+            filters["scope"] = parse_scope(scope)
+        return select_memories(self.memories.scan().memories, **filters)
 
     def update(
         self,
@@ -192,13 +182,7 @@ class Recall:
         scope: str | None = None,
     ) -> Memory:
         memory_id = parse_memory_id(memory_id)
-        changes: dict[str, object] = {}
-        if subject is not None:
-            changes["subject"] = redacted_subject(subject)
-        if body is not None:
-            changes["body"] = validate_body(redact_edit(validate_body(body)))
-        if keywords is not None:
-            changes["keywords"] = validate_keywords([redact_edit(k) for k in keywords])
+        changes = redacted_edits(subject, body, keywords)  # redacted together
         if scope is not None:
             changes["applies_to"] = stored_scope(scope)
 
@@ -230,10 +214,29 @@ class Recall:
     def scan(self) -> Scan:
         return self.memories.scan()
 
+    # --- review (lifecycle/review.py, docs/team.md#review) ------------------------------------
+
+    @property
+    def rejected_path(self) -> Path:
+        return self.layout.recall_dir / REJECTED_FILENAME
+
+    def unreviewed(self) -> builtins.list[Memory]:
+        """Memories no person has reviewed yet (`review: unreviewed`), oldest first."""
+        return review.unreviewed(self.memories.scan().memories)
+
+    def accept(self, ids: Sequence[str]) -> builtins.list[Memory]:
+        """Mark memories reviewed (the `review` line is removed from each file)."""
+        return review.accept(self.memories, ids)
+
+    def reject(self, ids: Sequence[str]) -> builtins.list[Memory]:
+        """Delete memories (any, reviewed or not) and remember their content hashes in
+        rejected-hashes.txt, so no pipeline writes them again."""
+        return review.reject(self.memories, ids, self.rejected_path, self.settings.clock().date())
+
     def problems(self) -> tuple[InvalidMemoryFile, ...]:
         return self.memories.scan().problems + self.thinking.scan().problems
 
-    # --- search (local_recall/search.py, docs/search.md) ----------------------------------------
+    # --- search (local_recall/search/, docs/search.md) ------------------------------------------
 
     @property
     def searcher(self) -> Searcher:
@@ -242,10 +245,26 @@ class Recall:
                 self.layout,
                 self.config,
                 (self.memories, self.thinking),
-                self.settings.embedder_factory,
+                self.settings.make_embedder,
                 self.settings.clock,
             )
+            self._searcher.lifecycle = self._hit_lives
         return self._searcher
+
+    def _hit_lives(self, found: Sequence[Memory]) -> builtins.list[HitLife]:
+        return [
+            HitLife(life.stale, life.branch, life.superseded_by, life.order)
+            for life in self.lifecycle.life_of(found)
+        ]
+
+    def query(
+        self, query: SearchQuery, *, sync: bool = True, use_index: bool = True
+    ) -> SearchResult:
+        """The memories that answer `query`, best first (score 0..1), each with its Memory, and
+        whether (and why) the search ran degraded. `sync=True` first brings the index up to
+        date with the files (cheap when nothing changed). `use_index=False` answers from the
+        files alone (word match + fuzzy; no LanceDB, no model: fast in a new process)."""
+        return self.searcher.run(query, sync=sync, use_index=use_index)
 
     def search(
         self,
@@ -262,27 +281,114 @@ class Recall:
         sync: bool = True,
         use_index: bool = True,
     ) -> builtins.list[SearchHit]:
-        """Memories that answer `query`, best first (score 0..1). `sync=True` first brings the
-        index up to date with the files (cheap when nothing changed). `use_index=False` answers
-        from the files alone (word match + fuzzy; no LanceDB, no model: fast in a new process)."""
-        return self.searcher.search(
+        """`query` with the query's fields as arguments, returning only the hits."""
+        wanted = SearchQuery(
             query,
-            limit=limit,
-            scope=scope,
             mode=mode,
-            min_score=min_score,
+            scope=scope,
             include_global=include_global,
             since=since,
             until=until,
+            limit=limit,
+            min_score=min_score,
             kind=kind,
-            sync=sync,
-            use_index=use_index,
         )
+        return builtins.list(self.query(wanted, sync=sync, use_index=use_index).hits)
 
-    def sync_index(self, *, rebuild: bool = False, progress: bool = False) -> IndexReport:
-        """Embed new or changed memories, drop deleted ones; `rebuild` starts from scratch."""
+    def sync_index(
+        self, *, rebuild: bool = False, progress: ProgressCallback | None = None
+    ) -> IndexReport:
+        """Embed new or changed memories, drop deleted ones; `rebuild` starts from scratch.
+        `progress(done, total)` is called as memories are embedded (the CLI draws a bar)."""
         return self.searcher.sync(rebuild=rebuild, progress=progress)
 
     def search_status(self) -> SearchStatus:
-        """Why the last search or sync ran degraded (fallback None: it did not)."""
+        """Why the last search or sync of this repository ran degraded (fallback None: it did
+        not), as recorded for `doctor`. A caller's own search says so in its SearchResult."""
         return self.searcher.status()
+
+    # --- capture (local_recall/capture/pipeline.py, docs/pipeline.md) -------------------------
+
+    def sync_transcripts(
+        self,
+        *,
+        extractor: Extractor | None = None,
+        progress: PassProgress | None = None,
+        transcripts: Sequence[TranscriptFile] | None = None,
+        only_path: Path | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        lock_timeout: float = 5.0,
+        ended: Sequence[Path] = (),
+    ) -> PassReport:
+        """One extraction pass: new turns of this repo's Claude Code transcripts become
+        memories, then the index is synced. Expected outcomes are report fields; raises
+        ExtractorUnavailable when a call is needed and the extractor cannot run, StorageError
+        when state or a memory cannot be written. `progress(done, total, label)` is told before
+        each transcript; `should_stop` is polled between chunks. See `capture.pipeline.run_pass`
+        for the other arguments (`ended`: transcripts whose session ended or is being
+        compacted: their session summary is written now)."""
+        # Imported here: the hooks open a Recall on their cold path and never run a pass.
+        from local_recall.capture.pipeline import PassInputs, run_pass
+
+        inputs = PassInputs(
+            root=self.root,
+            state_dir=self.layout.state_dir,
+            claude_config_dir=self.settings.claude_config_dir,
+            memories=self.memories,
+            thinking=self.thinking,
+            sync_index=self.sync_index,
+            extraction=self.config.extraction,
+            thinking_enabled=self.config.thinking.enabled,
+            ollama_host=self.config.embedder.ollama_host,
+            clock=self.settings.clock,
+            environ=self.settings.environ,
+            which=self.settings.which,
+            head=lambda: current_head(self.root, self.settings.environ),
+            rejected_hashes=lambda: review.rejected_hashes(self.rejected_path),
+            summaries=self.summaries if self.config.summaries.enabled else None,
+            similar=lambda text, n: [
+                (hit.id, hit.subject) for hit in self.query(SearchQuery(text, limit=n)).hits
+            ],
+        )
+        if not self.config.summaries.committed:
+            ensure_gitignore(self.layout, summaries_committed=False)
+        return run_pass(
+            inputs,
+            extractor=extractor,
+            progress=progress,
+            transcripts=transcripts,
+            only_path=only_path,
+            should_stop=should_stop,
+            lock_timeout=lock_timeout,
+            ended=ended,
+        )
+
+    def session_summaries(
+        self, *, branch: str | None = None, limit: int | None = None
+    ) -> builtins.list[Memory]:
+        """Session summaries (one per Claude Code session), newest first; `branch`: only
+        those written on that branch."""
+        found = [m for m in self.summaries.scan().memories if branch in (None, m.branch)]
+        return select_memories(found, newest_first=True, limit=limit)
+
+    # --- lifecycle (local_recall/lifecycle/service.py, docs/team.md) ---------------------------
+
+    def lifecycle_snapshot(self, refresh: bool = False) -> Snapshot:
+        """Stale and unmerged facts at HEAD: the saved snapshot if current, else computed."""
+        return self.lifecycle.snapshot(refresh=refresh)
+
+    def stale_memories(self, refresh: bool = False) -> builtins.list[tuple[Memory, Stale]]:
+        return self.lifecycle.stale(refresh=refresh)
+
+    def mark_still_true(self, memory_id: str) -> Memory:
+        """A stale memory still holds: re-anchored at HEAD (its `commit` rewritten)."""
+        return self.lifecycle.mark_still_true(parse_memory_id(memory_id))
+
+    def consolidation_plan(self) -> builtins.list[Proposal]:
+        """Groups of near-duplicates (embedding neighbours + rapidfuzz), each with its proposal."""
+        self.sync_index()
+        return self.lifecycle.plan(*self.searcher.index.vectors("episodic"))
+
+    def apply_consolidation(self, proposals: Sequence[Proposal]) -> Applied:
+        """Merge each group into its kept memory, delete the rest, remember their hashes."""
+        return self.lifecycle.apply(proposals)

@@ -42,7 +42,8 @@ def git_init(path: Path) -> Path:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository with `local-recall init` already run (through the library)."""
-    from local_recall.recall import Recall, Settings
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
 
     root = git_init(tmp_path / "repo")
     Recall.open(settings=Settings(root=root, environ=clean_env())).init()

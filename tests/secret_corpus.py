@@ -216,7 +216,6 @@ plant("jwt", jwt(), "The failing request carried {s} and the server rejected the
 # --- Passwords in URLs -----------------------------------------------------------------------
 for secret, template in (
     (rand(ALNUM, 18), "DATABASE_URL=postgres://app:{s}@db.internal:5432/app"),
-    (rand(ALNUM, 14), "mongosh 'mongodb+srv://admin:{s}@cluster0.ab1cd.mongodb.net/prod'"),
     (rand(ALNUM, 16), "celery broker is amqp://worker:{s}@rabbit.internal:5672//"),
     (rand(ALNUM, 12), "REDIS_URL=redis://:{s}@cache.internal:6379/0"),
     (
@@ -345,6 +344,63 @@ plant(
 )
 plant("artifactory-token", "AK" + "Cp" + rand(ALNUM, 69), "artifactory key: {s} for the mirror")
 
+plant(
+    "mongodb-connection-string",  # Betterleaks' rule; only the password is redacted
+    rand(ALNUM, 14),
+    "mongosh 'mongodb+srv://admin:{s}@cluster0.ab1cd.mongodb.net/prod'",
+)
+
+# --- Formats that reached memory files before Betterleaks' rules (issue 13), in prose --------
+plant(
+    "shopify-access-token",
+    "shp" + "at_" + rand(HEX, 32),
+    "The Shopify admin token {s} came from the custom app we set up for the storefront.",
+)
+plant(
+    "mailgun-key",
+    "ke" + "y-" + rand(HEX, 32),
+    "Mailgun still uses the legacy {s} for the transactional domain, rotate it later.",
+)
+plant(
+    "vault-service-token",
+    "hv" + "s." + rand(B64URL, 94),
+    "I logged in to Vault with {s} and read the database role from there.",
+)
+plant(
+    "digitalocean-pat",
+    "dop" + "_v1_" + rand(HEX, 64),
+    "doctl auth init worked once I pasted {s} as the access token.",
+)
+plant(
+    "age-secret-key",
+    "AGE-" + "SECRET-KEY-1" + rand("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58),
+    "The sops recipients file is fine; the identity I decrypt with is {s} on my laptop.",
+)
+plant(
+    "linear-api-key",
+    "lin" + "_api_" + rand(ALNUM, 40),
+    "For the Linear sync I created a personal key, {s}, with read access only.",
+)
+plant(
+    "grafana-service-account-token",
+    "gl" + "sa_" + rand(ALNUM, 32) + "_" + rand(HEX, 8),
+    "Grafana's service account for dashboards-as-code uses {s} since Tuesday.",
+)
+plant(
+    "password-in-prose",
+    "hunter2-" + rand(ALNUM, 6),
+    "Quick note to self: my password is {s} until the rotation on Monday.",
+)
+plant(
+    "password-in-prose",
+    rand(ALNUM, 10) + "!9",
+    "The root password for db-prod-1 was {s} and it is written nowhere else.",
+)
+plant(
+    "secret-in-prose",
+    rand(ALNUM, 28) + "7",
+    "The webhook token is {s}, keep it out of the repo.",
+)
 
 SECRETS: list[str] = [p.secret for p in PLANTED]
 KINDS: frozenset[str] = frozenset(p.kind for p in PLANTED)
@@ -453,6 +509,14 @@ ORDINARY: list[str] = [
     "the token: we rotate it every Monday",
     "Use a bearer token in the Authorization header.",
     "use --password to pass it interactively",
+    "The password is stored in the vault, never in the repository.",
+    "My password is too short for the new policy.",
+    "The key is to keep each memory small and specific.",
+    "The token is expired, so the CLI asks to log in again.",
+    "Your API key is shown once on the settings page; copy it then.",
+    "The password was reset yesterday by the on-call engineer.",
+    "password: see the team vault entry 'db-prod'",
+    "The secret is that nothing here is secret: sha and uuid only.",
     # identifiers, colours, numbers, misc
     "ThisIsAVeryLongIdentifierNameForTestingPurposes123 = make_fixture()",
     "def test_redaction_keeps_surrounding_words_for_env_assignment() -> None:",
@@ -466,3 +530,19 @@ ORDINARY: list[str] = [
     "We decided to store memories as markdown with YAML frontmatter so reviews stay readable.",
     "base64url-encoded state is fine here: state=af0ifjsldkj",
 ]
+
+
+def e2e_rule_samples(every: int = 4) -> list[PlantedSecret]:
+    """Samples of the vendored rules for the end-to-end tests (tests/test_safety_corpus.py):
+    every `every`-th rule once, its form rotating through FORMS, so that each form goes
+    through the real pipeline. Every rule in all four forms is checked on `redact` itself
+    (tests/test_redaction.py)."""
+    from tests.secret_rule_samples import FORMS, RULE_SAMPLES
+
+    rules = sorted({s.rule for s in RULE_SAMPLES})
+    chosen: list[PlantedSecret] = []
+    for n, rule in enumerate(rules[::every]):
+        forms = [s for s in RULE_SAMPLES if s.rule == rule]
+        sample = next((s for s in forms if s.form == FORMS[n % len(FORMS)]), forms[0])
+        chosen.append(PlantedSecret(sample.kind, sample.secret, sample.text))
+    return chosen

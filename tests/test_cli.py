@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from local_recall.recall import Recall, Settings
+from local_recall.recall import Recall
+from local_recall.settings import Settings
 from tests.conftest import CliRunner, clean_env, git_init
 
 MEMORY_DIR = Path("local-recall") / "episodic-memory"
@@ -209,11 +210,18 @@ for i in itertools.count():
 @pytest.mark.slow
 def test_sigkill_during_writes_leaves_no_partial_file(repo: Path) -> None:
     rng = random.Random(7)
+    folder = repo / MEMORY_DIR
     for _ in range(25):
+        before = len(list(folder.glob("*.md")))
         proc = subprocess.Popen(
             [sys.executable, "-c", _WRITER, str(repo)], env=clean_env(), stderr=subprocess.PIPE
         )
-        time.sleep(0.5 + rng.random() * 0.6)
+        # Kill while it writes, however long start-up takes on a loaded machine: wait for its
+        # first memory, then let it go on for a random moment of its add/update loop.
+        deadline = time.monotonic() + 60
+        while len(list(folder.glob("*.md"))) == before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(rng.random() * 0.4)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     scan = Recall.open(settings=Settings(root=repo, environ=clean_env())).scan()

@@ -10,8 +10,8 @@ from local_recall.repo.config import load_config, render_default_config
 
 def test_defaults_without_a_file(tmp_path: Path) -> None:
     config = load_config(tmp_path / "missing.toml", {})
-    assert config.get("embedder", "provider") == "minilm"
-    assert config.get("hooks", "session_start_tokens") == 1000
+    assert config.embedder.provider == "minilm"
+    assert config.hooks.session_start_tokens == 1000
 
 
 def test_file_then_environment_override(tmp_path: Path) -> None:
@@ -20,9 +20,9 @@ def test_file_then_environment_override(tmp_path: Path) -> None:
     config = load_config(
         path, {"LOCAL_RECALL_SEARCH_DEFAULT_LIMIT": "7", "LOCAL_RECALL_ROOT": "/x"}
     )
-    assert config.get("embedder", "provider") == "ollama"
-    assert config.get("search", "default_limit") == 7
-    assert load_config(path, {"LOCAL_RECALL_THINKING_ENABLED": "yes"}).get("thinking", "enabled")
+    assert config.embedder.provider == "ollama"
+    assert config.search.default_limit == 7
+    assert load_config(path, {"LOCAL_RECALL_THINKING_ENABLED": "yes"}).thinking.enabled
 
 
 @pytest.mark.parametrize(
@@ -67,3 +67,36 @@ def test_docs_table_matches_schema() -> None:
         "docs/configuration.md is out of date: regenerate with "
         "local_recall.repo.config.refresh_config_docs(Path('docs/configuration.md'))"
     )
+
+
+def test_schema_is_derived_from_the_typed_sections() -> None:
+    """One declaration per key: the typed section's field (type from its default)."""
+    from local_recall.repo.config import SCHEMA, Config
+
+    config = Config()
+    assert list(SCHEMA) == [
+        "log",
+        "embedder",
+        "search",
+        "hooks",
+        "extraction",
+        "thinking",
+        "summaries",
+        "daemon",
+        "lifecycle",
+        "review",
+    ]
+    for section, keys in SCHEMA.items():
+        for key, spec in keys.items():
+            value = getattr(getattr(config, section), key)
+            assert value == spec.default and type(value) is spec.type, f"{section}.{key}"
+    assert config.search.min_score == 0.0 and isinstance(config.hooks.prompt_tokens, int)
+
+
+def test_sections_are_frozen() -> None:
+    import dataclasses
+
+    from local_recall.repo.config import Config
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Config().search.min_score = 0.5  # type: ignore[misc]

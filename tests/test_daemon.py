@@ -4,34 +4,39 @@ process (start/stop/status, crash recovery, watchers, the hooks talking to it) i
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from local_recall.capture.transcripts import encode_project_dir
+from local_recall.capture.transcripts.project_dirs import encode_project_dir
+from local_recall.daemon.control import DaemonLock, lock_holder, read_status, stop_daemon
 from local_recall.daemon.query_client import ask, socket_paths
-from local_recall.daemon.runtime import (
-    DaemonLock,
+from local_recall.daemon.schedule import (
+    PERIODIC_REASON,
     Decision,
     Pending,
     Timers,
+    after_pass,
     decide,
     is_memory_file_event,
     is_transcript_event,
-    lock_holder,
-    read_status,
     repo_transcript_dirs,
-    stop_daemon,
 )
 from local_recall.repo.layout import Layout
+from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
+from tests.fake_anthropic import FakeAnthropic
+from tests.test_pipeline import exchange_entries, model
 
 T = Timers(
     debounce_seconds=2.0,
@@ -81,6 +86,14 @@ def test_session_end_passes_at_once() -> None:
     assert decide(1000.1, pending(transcript_done=True), T) == Decision(
         "pass", reason="a session ended"
     )
+
+
+def test_a_pass_reindexes_only_when_periodic_and_publishes_only_what_it_wrote() -> None:
+    # A prompt changed the transcript and nothing was extracted: the index is as it was, and
+    # re-reading every memory file would compete with the next prompt's query.
+    assert after_pass("a transcript changed", wrote=False) == "nothing"
+    assert after_pass("a session ended", wrote=True) == "publish"  # the pipeline re-indexed
+    assert after_pass(PERIODIC_REASON, wrote=False) == "sync"
 
 
 def test_memory_sync_goes_before_a_due_pass() -> None:
@@ -297,7 +310,8 @@ def test_sigterm_exits_cleanly(repo: Path) -> None:
 
 @pytest.mark.slow
 def test_hand_edits_are_reindexed_without_restart(repo: Path, running: dict[str, str]) -> None:
-    from local_recall.recall import Recall, Settings
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
 
     recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
     memory = recall.add("Zebra crossing flake", "The zebracrossing test flakes on slow CI.")
@@ -315,7 +329,8 @@ def test_hand_edits_are_reindexed_without_restart(repo: Path, running: dict[str,
 def test_first_memory_in_a_folder_created_after_start_is_indexed(repo: Path) -> None:
     """The memory folder does not exist when the daemon starts (a bare `local-recall/`); the
     first memory creates it. That must not wait for the periodic full pass (5 min)."""
-    from local_recall.recall import Recall, Settings
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
 
     (repo / "local-recall" / "episodic-memory").rmdir()
     env = daemon_env(repo, LOCAL_RECALL_DAEMON_DEBOUNCE_SECONDS="0.2")
@@ -332,7 +347,8 @@ def test_first_memory_in_a_folder_created_after_start_is_indexed(repo: Path) -> 
 
 @pytest.mark.slow
 def test_prompt_hook_is_answered_by_the_daemon(repo: Path, running: dict[str, str]) -> None:
-    from local_recall.recall import Recall, Settings
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
 
     Recall.open(settings=Settings(root=repo, environ=clean_env())).add(
         "Use filelock for cross-process dedup",
@@ -450,3 +466,60 @@ def test_modules_in_the_repo_do_not_shadow_the_daemons(repo: Path) -> None:
         assert ask(socket_paths(repo.resolve(), env), {"op": "ping"}, 5.0) is not None
     finally:
         stop_and_reap(repo)
+
+
+@pytest.mark.slow
+@requires_claude
+def test_missing_claude_is_one_warning_when_it_starts_and_one_when_it_ends(
+    repo: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 13 point 8: no `claude` on the daemon's PATH is an expected, lasting condition:
+    one warning when it starts (no traceback, not once per pass), one when it ends."""
+    from local_recall.capture.extraction.claude_cli import NOT_FOUND_MESSAGE
+    from local_recall.daemon.runtime import Daemon
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
+
+    bin_dir = tmp_path / "bin"  # the daemon's PATH: `claude` shows up here later
+    bin_dir.mkdir()
+    with FakeAnthropic(model(lambda _body: {"memories": []})) as api:
+        env = offline_env(
+            tmp_path / "home",
+            api.url,
+            extra={"PATH": f"{bin_dir}{os.pathsep}{os.defpath}", "CLAUDE_CODE_MAX_RETRIES": "0"},
+        )
+        env.pop("LOCAL_RECALL_CLAUDE_BIN", None)
+        session = str(uuid.uuid4())
+        transcript = (
+            tmp_path / "home" / ".claude" / "projects" / encode_project_dir(str(repo)) / session
+        ).with_suffix(".jsonl")
+        transcript.parent.mkdir(parents=True)
+        entries = exchange_entries(
+            repo,
+            session,
+            datetime.now(UTC),
+            "How are the tests run?",
+            [{"type": "text", "text": "pytest -q"}],
+        )
+        transcript.write_text("".join(json.dumps(e) + "\n" for e in entries), "utf-8")
+        recall = Recall.open(settings=Settings(root=repo, environ=env))
+        daemon = Daemon(recall, DaemonLock(recall.layout))
+
+        def warnings_from_passes(count: int) -> list[str]:
+            caplog.clear()
+            with caplog.at_level(logging.INFO, logger="local_recall"):
+                for _ in range(count):
+                    daemon._pass("test")
+            assert all(record.exc_info is None for record in caplog.records)  # no traceback
+            return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+        started = warnings_from_passes(3)
+        assert len(started) == 1 and NOT_FOUND_MESSAGE in started[0], started
+        assert status_json(repo)["counts"] == {"passes": 3, "syncs": 0, "queries": 0, "errors": 1}
+        assert api.message_requests() == []
+
+        (bin_dir / "claude").symlink_to(claude_or_fail())
+        ended = warnings_from_passes(2)
+        assert len(ended) == 1 and "resumed" in ended[0], ended
+        assert len(api.message_requests()) >= 1  # the transcript was extracted after all
+        assert status_json(repo)["counts"]["errors"] == 1

@@ -15,11 +15,13 @@ import numpy as np
 import pytest
 
 from local_recall.errors import ConfigError, EmbedderUnavailable
+from local_recall.repo.config import load_config
 from local_recall.search.embedders import (
     MINILM_DIM,
     MINILM_SHA256,
     MINILM_TOKENIZER_DIR,
     NO_PREFIXES,
+    OLLAMA_DEFAULT_HOST,
     MiniLMEmbedder,
     OllamaEmbedder,
     TaskPrefixes,
@@ -37,6 +39,7 @@ from local_recall.search.embedders import (
     resolve_ollama_host,
     task_prefixes,
 )
+from local_recall.settings import Settings
 from tests.fake_ollama import FakeOllama, fake_ollama_fixture  # noqa: F401  (the fixture)
 
 # --- pure decisions -------------------------------------------------------------------------
@@ -268,20 +271,31 @@ def test_ollama_empty_documents_give_an_empty_matrix(fake_ollama: FakeOllama) ->
     assert OllamaEmbedder(host=fake_ollama.url).embed_documents([]).shape == (0, 768)
 
 
-def test_ollama_host_from_env(fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ollama_host_from_the_environment_given(fake_ollama: FakeOllama) -> None:
     bare = fake_ollama.url.removeprefix("http://")  # OLLAMA_HOST is often host:port only
-    monkeypatch.setenv("OLLAMA_HOST", bare)
-    embedder = make_embedder("ollama")
+    env = {"OLLAMA_HOST": bare}
+    embedder = make_embedder("ollama", env=env)
     assert isinstance(embedder, OllamaEmbedder)
     assert embedder.host == fake_ollama.url
     assert embedder.embed_query("hi").shape == (768,)
     assert len(fake_ollama.embed_requests()) == 1
-    assert ollama_available()
-    # the isolation seam: an explicit environment wins over the process's
+    assert ollama_available(env=env)
+    # the isolation seam: only the environment given is read, never the process's
     isolated = make_embedder("ollama", env={"OLLAMA_HOST": "10.1.2.3"})
     assert isinstance(isolated, OllamaEmbedder)
     assert isolated.host == "http://10.1.2.3:11434"
+    none_given = make_embedder("ollama")
+    assert isinstance(none_given, OllamaEmbedder) and none_given.host == OLLAMA_DEFAULT_HOST
     assert not ollama_available(env={"OLLAMA_HOST": _closed_port_url()})
+
+
+def test_settings_make_the_embedder_with_their_environment(
+    fake_ollama: FakeOllama, tmp_path: Path
+) -> None:
+    config = load_config(None, {"LOCAL_RECALL_EMBEDDER_PROVIDER": "ollama"})
+    settings = Settings(root=tmp_path, environ={"OLLAMA_HOST": fake_ollama.url})
+    embedder = settings.make_embedder(config)
+    assert isinstance(embedder, OllamaEmbedder) and embedder.host == fake_ollama.url
 
 
 def _closed_port_url() -> str:

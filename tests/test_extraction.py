@@ -15,32 +15,38 @@ from typing import Any
 
 import pytest
 
-from local_recall.capture.extraction import (
-    MEMORY_SCHEMA,
+from local_recall.capture.budget import (
+    BudgetLimits,
+    DailySpend,
+    budget_allows,
+    calls_left,
+    load_daily_spend,
+    record_spend,
+    save_daily_spend,
+)
+from local_recall.capture.extraction.claude_cli import (
     NOT_FOUND_MESSAGE,
+    ClaudeCliExtractor,
+    build_command,
+    read_cli_output,
+    resolve_claude,
+    usage_tokens,
+)
+from local_recall.capture.extraction.ollama_chat import OllamaChatExtractor
+from local_recall.capture.extraction.prompt import (
+    MEMORY_SCHEMA,
     OLLAMA_SYSTEM_PROMPT,
     SYSTEM_PROMPT,
     AttemptFailure,
-    BudgetLimits,
     CandidateMemory,
-    ClaudeCliExtractor,
-    DailySpend,
     ExtractionResult,
     ModelAnswer,
-    OllamaChatExtractor,
     backoff_delay,
-    budget_allows,
-    build_command,
     build_prompt,
-    calls_left,
-    load_daily_spend,
-    read_cli_output,
-    record_spend,
-    save_daily_spend,
-    usage_tokens,
     validate_candidates,
 )
 from local_recall.errors import ExtractionFailed, ExtractorUnavailable, RateLimited, StorageError
+from local_recall.settings import Settings
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.fake_anthropic import (
     FakeAnthropic,
@@ -280,7 +286,7 @@ def test_saving_into_an_unwritable_place_is_a_storage_error(tmp_path: Path) -> N
 # The real CLI
 
 
-def test_missing_binary_is_unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_binary_is_unavailable(tmp_path: Path) -> None:
     with pytest.raises(ExtractorUnavailable) as err:
         ClaudeCliExtractor(str(tmp_path / "no-claude")).extract("User: hi")
     assert NOT_FOUND_MESSAGE in str(err.value)
@@ -288,10 +294,28 @@ def test_missing_binary_is_unavailable(tmp_path: Path, monkeypatch: pytest.Monke
     assert ClaudeCliExtractor(str(tmp_path / "no-claude")).extract(" \n") == ExtractionResult(
         (), (), 0, 0, None
     )
-    monkeypatch.setenv("PATH", str(tmp_path))  # nothing named `claude` on PATH
+    settings = Settings(root=tmp_path, environ={"PATH": str(tmp_path)})  # no `claude` on it
     with pytest.raises(ExtractorUnavailable) as err:
-        ClaudeCliExtractor(None).extract("User: hi")
+        ClaudeCliExtractor(None, which=settings.which).extract("User: hi")
     assert str(err.value) == NOT_FOUND_MESSAGE
+    # without `which`, the name is looked up on the PATH of the environment it is given
+    with pytest.raises(ExtractorUnavailable):
+        ClaudeCliExtractor(None, environ=settings.environ).extract("User: hi")
+
+
+def test_claude_is_found_on_the_settings_path_not_the_process_path(tmp_path: Path) -> None:
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    claude = fake_bin / "claude"
+    claude.write_text("#!/bin/sh\nexit 0\n")
+    claude.chmod(0o755)
+    settings = Settings(root=tmp_path, environ={"PATH": str(fake_bin)})
+    assert resolve_claude(None, settings.which) == str(claude)
+    assert resolve_claude("claude", settings.which) == str(claude)
+    empty = Settings(root=tmp_path, environ={"PATH": str(tmp_path / "none")})
+    with pytest.raises(ExtractorUnavailable):
+        resolve_claude(None, empty.which)
+    assert resolve_claude("~/bin/claude", empty.which, home=str(tmp_path)) == str(claude)
 
 
 def extractor(
@@ -299,7 +323,7 @@ def extractor(
 ) -> ClaudeCliExtractor:
     return ClaudeCliExtractor(
         claude,
-        extra_env=offline_env(home, url, extra={"CLAUDE_CODE_MAX_RETRIES": "0"}),
+        environ=offline_env(home, url, extra={"CLAUDE_CODE_MAX_RETRIES": "0"}),
         sleep=(slept.append if slept is not None else time.sleep),
         **options,
     )
@@ -427,7 +451,7 @@ def test_hanging_api_is_killed_at_the_timeout(tmp_path: Path) -> None:
     reply: Reply = hang_reply()
     with FakeAnthropic(lambda body: reply) as api:
         env = offline_env(tmp_path / "home", api.url, extra=dict([marker.split("=", 1)]))
-        ex = ClaudeCliExtractor(claude, timeout_seconds=6, max_attempts=1, extra_env=env)
+        ex = ClaudeCliExtractor(claude, timeout_seconds=6, max_attempts=1, environ=env)
         started = time.monotonic()
         with pytest.raises(ExtractionFailed) as err:
             ex.extract("User: hi")

@@ -23,15 +23,15 @@ from typing import Any
 
 import pytest
 
-from local_recall.claude_code.hooks import (
+from local_recall.claude_code.hook_input import (
     MAX_INPUT_BYTES,
     HookInput,
-    hook_output,
-    hook_root,
     parse_hook_input,
     read_stdin,
     salvage_string_field,
 )
+from local_recall.claude_code.hook_settings import hook_root
+from local_recall.claude_code.hooks import hook_output
 from local_recall.daemon.query_client import POINTER_NAME, socket_paths
 from local_recall.daemon.query_server import QueryServer
 from tests.conftest import clean_env, git_init
@@ -193,7 +193,7 @@ def test_prompt_hook_injects_the_daemons_hits(repo: Path, stand_in: StandIn) -> 
         "op": "search",
         "query": "how do we dedupe saves?",
         "limit": 10,
-        "min_score": 0.35,
+        "min_score": 0.5,
         "with_body": True,
     }
     assert "searching in-process" not in log_text(repo)
@@ -238,6 +238,15 @@ def test_hits_under_the_configured_threshold_are_not_injected(
     assert_clean(ran)
     assert ran.stdout == ""
     assert stand_in.requests[0]["min_score"] == 0.95
+
+
+def test_chit_chat_injects_nothing_and_asks_nobody(repo: Path, stand_in: StandIn) -> None:
+    for prompt in ("thanks!", "continue", "yes do it", "Sounds good."):
+        ran = run_hook("user-prompt-submit", prompt_input(prompt, repo), repo)
+        assert_clean(ran)
+        assert ran.stdout == ""
+    assert stand_in.requests == []  # no socket request
+    assert "searching in-process" not in log_text(repo)  # and no fallback search
 
 
 def test_config_changes_are_seen_despite_the_settings_cache(repo: Path, stand_in: StandIn) -> None:
@@ -501,7 +510,8 @@ def test_hook_root_precedence(tmp_path: Path) -> None:
 
 
 def add_memories(repo: Path, *, index: bool = True) -> None:
-    from local_recall.recall import Recall, Settings
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
 
     recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
     recall.add(

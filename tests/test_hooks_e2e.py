@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from local_recall.daemon.control import stop_daemon
 from local_recall.daemon.query_client import socket_paths
-from local_recall.daemon.runtime import stop_daemon
 from local_recall.repo.layout import Layout
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.conftest import clean_env, git_init
@@ -172,3 +172,29 @@ def test_hanging_daemon(project: tuple[Path, dict[str, str]], tmp_path: Path) ->
         listener.close()
         path.unlink()
     assert_answers(done, seconds)
+
+
+def test_a_stale_memory_reaches_the_model_marked_stale(
+    project: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """Its anchor was renamed since its commit: the injected text says so (docs/team.md)."""
+    repo, extra = project
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+    base = clean_env({"LOCAL_RECALL_EXTRACTION_ENABLED": "false"})
+    (repo / "loader.py").write_text("def load():\n    pass\n")
+    git("add", "-A")
+    git("commit", "-qm", "code")
+    memory = ["-s", "The loader retries twice", "-b", "load() retries twice, then gives up."]
+    lr(repo, base, "add", *memory, "--scope", "file:loader.py")
+    git("add", "-A")
+    git("commit", "-qm", "memory")
+    git("mv", "loader.py", "fetch.py")
+    git("commit", "-qm", "rename")
+    assert "renamed to fetch.py" in lr(repo, base, "stale")  # saves the snapshot hooks read
+    done, texts, _ = ask_claude(repo, tmp_path, extra, "How often does the loader retry?")
+    assert done.returncode == 0, done.stderr
+    seen = "\n".join(texts)
+    assert "The loader retries twice [stale: loader.py was renamed to fetch.py" in seen

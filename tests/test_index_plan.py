@@ -1,33 +1,49 @@
-"""Pure decisions of the index and search: sync planning, query words, fusion, ranking."""
+"""Pure decisions of the index and search: sync planning, query words, scoring, ranking, and
+the search contract's values."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from local_recall.errors import InvalidInput
 from local_recall.memory.model import Memory
-from local_recall.search.index import INDEX_FORMAT, IndexMeta, decide_rebuild
 from local_recall.search.index_plan import (
+    INDEX_FORMAT,
     Fingerprint,
+    IndexMeta,
     IndexPlan,
+    decide_rebuild,
     embedded_text,
     fingerprint,
     fts_document,
     plan_index_sync,
 )
-from local_recall.search.searcher import (
-    Weights,
+from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
+from local_recall.search.query import SearchHit, SearchQuery, SearchResult, check_query_text
+from local_recall.search.relevance import DEFAULT_THRESHOLD, Features, relevance
+from local_recall.search.scoring import (
+    BM25,
+    COVERAGE,
+    FUZZY,
+    VECTOR,
+    Signals,
     candidate_depth,
-    fuse,
+    features_of,
+    gather_signals,
+    ran_signals,
     rank,
+    score_hit,
     snippet,
-    vector_signal,
+    with_features,
 )
 from local_recall.search.text_terms import identifier_parts, query_terms, split_identifier
 
 A, B, C = "episodic/a", "episodic/b", "episodic/c"
+HYBRID = frozenset({VECTOR, BM25, COVERAGE, FUZZY})
 
 
 def memory(
@@ -161,30 +177,6 @@ def test_query_terms_are_plain_words(text: str) -> None:
 # --- fusion and ranking ---------------------------------------------------------------------
 
 
-def test_vector_signal_maps_cosine_to_unit_range() -> None:
-    assert vector_signal(0.0) == 0.0 and vector_signal(0.2) == 0.0 and vector_signal(1.0) == 1.0
-    assert abs(vector_signal(0.6) - 0.5) < 1e-9 and vector_signal(0.9) > vector_signal(0.8)
-
-
-def test_fuse_weights_signals_and_renormalises_missing_ones() -> None:
-    scores = fuse({A: 0.6}, {A: 10.0, B: 5.0}, {B: 1.0}, weights=Weights(0.5, 0.3, 0.2))
-    assert abs(scores[A] - (0.5 * 0.5 + 0.3 * 1.0)) < 1e-9
-    assert abs(scores[B] - (0.3 * 0.5 + 0.2 * 1.0)) < 1e-9
-    text_only = fuse({}, {A: 10.0, B: 5.0}, {}, use_vector=False, use_fuzzy=False)
-    assert text_only == {A: 1.0, B: 0.5}
-    # a weak text match in a tiny store is not a perfect one
-    assert fuse({}, {A: 2.0}, {}, use_vector=False, use_fuzzy=False) == {A: 0.4}
-    assert fuse({}, {}, {}, use_vector=False, use_text=False, use_fuzzy=False) == {}
-
-
-def test_a_cut_off_candidate_list_imputes_its_last_score() -> None:
-    # B was not among the vector candidates (the list was full): it gets the last cosine
-    full = fuse({A: 0.9, C: 0.6}, {B: 10.0}, {}, vector_missing=0.6, use_fuzzy=False)
-    assert abs(full[B] - (0.6 * vector_signal(0.6) + 0.3) / 0.9) < 1e-9
-    short = fuse({A: 0.9, C: 0.6}, {B: 10.0}, {}, use_fuzzy=False)
-    assert abs(short[B] - 0.3 / 0.9) < 1e-9
-
-
 def test_candidate_depth() -> None:
     assert candidate_depth(10, 5, 20_000, filtered=False) == 5
     assert candidate_depth(10, 5_000, 20_000, filtered=False) == 100
@@ -194,15 +186,18 @@ def test_candidate_depth() -> None:
 
 
 @given(
-    st.dictionaries(st.sampled_from("abc"), st.floats(-1, 1)),
-    st.dictionaries(st.sampled_from("abc"), st.floats(0, 50)),
-    st.dictionaries(st.sampled_from("abc"), st.floats(0, 1)),
+    st.one_of(st.none(), st.floats(-1, 1)),
+    st.floats(0, 1),
+    st.floats(0, 1),
+    st.floats(0, 1),
+    st.floats(0, 1),
+    st.sampled_from([0.0, 1.0]),
 )
-def test_fused_scores_stay_in_unit_range(
-    v: dict[str, float], t: dict[str, float], f: dict[str, float]
+def test_scores_stay_in_unit_range(
+    cosine: float | None, cov: float, head: float, fuzzy: float, unknown: float, single: float
 ) -> None:
-    for score in fuse(v, t, f).values():
-        assert 0.0 <= score <= 1.0
+    signals = Signals(HYBRID, cosine, None, 0.0, cov, fuzzy, 1, head, unknown, single)
+    assert 0.0 <= score_hit(signals) <= 1.0
 
 
 def test_rank_filters_scope_and_orders_ties_newest_first() -> None:
@@ -256,3 +251,88 @@ def test_rebuild_decision() -> None:
     assert decide_rebuild(meta, fingerprint=None, identity="ollama:n") is not None
     old = IndexMeta(format=INDEX_FORMAT - 1, embedder="minilm:m:384", identity="minilm:m", dim=384)
     assert decide_rebuild(old, fingerprint="minilm:m:384", identity="minilm:m") is not None
+
+
+# --- the one scoring function ---------------------------------------------------------------
+
+
+def test_score_hit_is_the_calibrated_relevance_of_the_features() -> None:
+    answer = Signals(HYBRID, cosine=0.6, coverage=1.0, fuzzy=1.0, head_coverage=1.0)
+    assert score_hit(answer) == relevance(Features(0.6, 1.0, 1.0, 1.0, 0.0, 0.0))
+    assert score_hit(answer) > DEFAULT_THRESHOLD
+    # absolute, not relative: the best of unrelated candidates stays low
+    unrelated = Signals(HYBRID, cosine=0.12, coverage=0.2, fuzzy=0.0, head_coverage=0.0)
+    assert score_hit(unrelated) < 0.05
+    # a raw BM25 (however high) is not a feature: only what the features say counts
+    loud = unrelated._replace(bm25=30.0, bm25_best=30.0)
+    assert score_hit(loud) == score_hit(unrelated)
+    assert score_hit(Signals(ran=frozenset())) == 0.0
+    # no evidence at all (no word, no identifier, cosine under 0.2): not a hit, score 0
+    assert score_hit(Signals(HYBRID, cosine=0.19, coverage=0.0, fuzzy=0.0)) == 0.0
+    assert score_hit(Signals(HYBRID, cosine=None, coverage=0.0, fuzzy=0.0)) == 0.0
+    assert 0.0 < score_hit(Signals(HYBRID, cosine=0.2, coverage=0.0, fuzzy=0.0)) < 0.05
+
+
+def test_without_the_vector_signal_the_word_only_model_scores() -> None:
+    words = frozenset({COVERAGE, FUZZY})
+    # a cosine gathered without the vector signal (cannot happen, but) is not used
+    lexical = Signals(words, cosine=0.9, coverage=1.0, fuzzy=1.0, head_coverage=1.0)
+    assert score_hit(lexical) == relevance(Features(None, 1.0, 1.0, 1.0, 0.0, 0.0))
+    assert score_hit(lexical) > DEFAULT_THRESHOLD
+    # the vector ran but this memory has no vector: the word-only model too
+    assert score_hit(lexical._replace(ran=HYBRID, cosine=None)) == score_hit(lexical)
+
+
+def test_with_features_fills_what_score_hit_reads() -> None:
+    raw = Signals(HYBRID, cosine=0.5, bm25=3.0, bm25_best=6.0, terms=2)
+    filled = with_features(raw, Features(0.61, 0.7, 0.4, 0.5, 0.1, 1.0))
+    assert filled == Signals(HYBRID, 0.61, 3.0, 6.0, 0.7, 0.5, 2, 0.4, 0.1, 1.0)
+    assert features_of(filled) == Features(0.61, 0.7, 0.4, 0.5, 0.1, 1.0)
+    assert ran_signals(vector=False, text=True, fuzzy=True, coverage=True) == {COVERAGE, FUZZY}
+
+
+def test_gather_signals_keeps_raw_values_and_imputes_cut_off_lists() -> None:
+    ran = frozenset({VECTOR, BM25})
+    found = gather_signals({A: 0.9}, {B: 6.0}, {}, ran=ran, vector_missing=0.5, terms=3)
+    assert found[A] == Signals(ran=ran, cosine=0.9, bm25=None, bm25_best=6.0, terms=3)
+    assert found[B] == Signals(ran=ran, cosine=0.5, bm25=6.0, bm25_best=6.0, terms=3)
+    covered = gather_signals({}, {A: 0.5}, {}, ran=frozenset({COVERAGE}))
+    assert covered[A].coverage == 0.5 and covered[A].bm25 is None
+
+
+# --- the search contract --------------------------------------------------------------------
+
+
+def test_search_query_validates_and_normalises() -> None:
+    query = SearchQuery("q", scope="file:./src//a.py")
+    assert query.scope == "file:src/a.py" and query.mode == "hybrid" and query.kind == "episodic"
+    for bad in (
+        {"mode": "magic"},
+        {"kind": "dreams"},
+        {"limit": 0},
+        {"limit": MAX_LIMIT + 1},
+        {"min_score": 1.5},
+        {"scope": "bogus"},
+    ):
+        with pytest.raises(InvalidInput):
+            SearchQuery("q", **bad)
+    assert SearchQuery("q", limit=MAX_LIMIT).limit == MAX_LIMIT
+
+
+def test_typed_queries_over_the_limit_are_refused_with_the_limit_named() -> None:
+    assert check_query_text("  dedup  ") == "dedup"
+    with pytest.raises(InvalidInput, match="query is empty"):
+        check_query_text("   ")
+    with pytest.raises(InvalidInput, match=f"the limit is {MAX_QUERY_CHARS}"):
+        check_query_text("x" * (MAX_QUERY_CHARS + 1))
+
+
+def test_a_result_is_degraded_exactly_when_it_gives_a_reason() -> None:
+    hit = SearchHit(memory("Use filelock", "Two sessions save at once."), 0.5, "Two sessions")
+    assert (hit.id, hit.subject, hit.kind, hit.path) == ("m1", "Use filelock", "episodic", "")
+    assert hit.to_json(with_body=True)["body"] == "Two sessions save at once."
+    assert "body" not in hit.to_json()
+    assert not SearchResult((hit,)).degraded
+    degraded = SearchResult((hit,), "files only", frozenset({COVERAGE, FUZZY}))
+    assert degraded.degraded
+    assert degraded.to_json()["signals"] == ["coverage", "fuzzy"]

@@ -14,12 +14,18 @@ from typing import Any
 
 import pytest
 
+from local_recall.claude_code.guidance import KEPT, plan_guidance
 from local_recall.claude_code.install import (
+    FileChange,
+    InstallReport,
+    find_launcher,
+    install,
+    uninstall,
+)
+from local_recall.claude_code.install_plan import (
     HOOKS,
     Launcher,
-    find_launcher,
     hook_subcommand,
-    install,
     installed_hooks,
     is_our_mcp_entry,
     mcp_problems,
@@ -30,7 +36,6 @@ from local_recall.claude_code.install import (
     plan_settings_uninstall,
     plan_unapprove_mcp,
     settings_problems,
-    uninstall,
 )
 from local_recall.doctor import check_claude_cli, check_claude_hooks, check_claude_mcp
 from local_recall.errors import InvalidClaudeSettings
@@ -134,6 +139,14 @@ def test_find_launcher_uses_the_bare_name_when_path_finds_the_same_script(tmp_pa
 # --- planning settings ----------------------------------------------------------------------------
 
 
+def settings_changes(report: InstallReport) -> list[FileChange]:
+    return [c for c in report.changes if c.what != "agent guidance"]
+
+
+def guidance_changes(report: InstallReport) -> list[FileChange]:
+    return [c for c in report.changes if c.what == "agent guidance"]
+
+
 def test_install_plan_into_empty_settings_has_one_group_per_event() -> None:
     plan = plan_settings_install({}, LR)
     assert plan == {
@@ -157,6 +170,17 @@ def test_install_plan_into_empty_settings_has_one_group_per_event() -> None:
                         {
                             "type": "command",
                             "command": "/opt/venv/bin/local-recall hook session-end",
+                            "timeout": 5,
+                        }
+                    ]
+                }
+            ],
+            "PreCompact": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "/opt/venv/bin/local-recall hook pre-compact",
                             "timeout": 5,
                         }
                     ]
@@ -293,7 +317,7 @@ def test_install_merges_into_existing_files_and_is_idempotent(tmp_path: Path) ->
     mcp.write_text(json.dumps({"mcpServers": {"db": {"command": "db-mcp"}}}))
 
     report = install(root, claude_config_dir=tmp_path / "home" / ".claude", launcher=LR)
-    assert [(c.what, c.action) for c in report.changes] == [
+    assert [(c.what, c.action) for c in settings_changes(report)] == [
         ("hooks", "updated"),
         ("MCP approval", "created"),
         ("MCP server", "updated"),
@@ -310,12 +334,12 @@ def test_install_merges_into_existing_files_and_is_idempotent(tmp_path: Path) ->
 
     before = (settings.read_bytes(), mcp.read_bytes(), settings.stat().st_mtime_ns)
     again = install(root, claude_config_dir=tmp_path / "home" / ".claude", launcher=LR)
-    assert [c.action for c in again.changes] == ["unchanged"] * 3
+    assert [c.action for c in again.changes] == ["unchanged"] * 9  # 3 files, 6 skills/commands
     assert not again.changed
     assert (settings.read_bytes(), mcp.read_bytes(), settings.stat().st_mtime_ns) == before
 
     removed = uninstall(root, claude_config_dir=tmp_path / "home" / ".claude")
-    assert [c.action for c in removed.changes] == ["removed", "deleted", "removed"]
+    assert [c.action for c in settings_changes(removed)] == ["removed", "deleted", "removed"]
     assert read(settings) == original
     assert not (root / ".claude" / "settings.local.json").exists()
     assert read(mcp) == {"mcpServers": {"db": {"command": "db-mcp"}}}
@@ -325,20 +349,23 @@ def test_install_into_nothing_creates_and_uninstall_deletes(tmp_path: Path) -> N
     root = tmp_path / "repo"
     root.mkdir()
     report = install(root, claude_config_dir=tmp_path / "cfg", launcher=LR)
-    assert [c.action for c in report.changes] == ["created"] * 3
+    assert [c.action for c in settings_changes(report)] == ["created"] * 3
+    assert [c.action for c in guidance_changes(report)] == ["created"] * 6
     assert (root / ".claude" / "settings.json").is_file()
+    assert (root / ".claude" / "skills" / "using-memory" / "SKILL.md").is_file()
     removed = uninstall(root, claude_config_dir=tmp_path / "cfg")
-    assert [c.action for c in removed.changes] == ["deleted"] * 3
+    assert [c.action for c in settings_changes(removed)] == ["deleted"] * 3
+    assert [c.action for c in guidance_changes(removed)] == ["removed"] * 6
     assert sorted(p.name for p in root.iterdir()) == []
     again = uninstall(root, claude_config_dir=tmp_path / "cfg")
-    assert [c.action for c in again.changes] == ["absent"] * 3
+    assert [c.action for c in again.changes] == ["absent"] * 9
 
 
 def test_local_scope_puts_hooks_and_approval_in_one_file(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
     report = install(root, claude_config_dir=tmp_path / "cfg", scope="local", launcher=LR)
-    assert [(c.path.name, c.what, c.action) for c in report.changes] == [
+    assert [(c.path.name, c.what, c.action) for c in settings_changes(report)] == [
         ("settings.local.json", "hooks + MCP approval", "created"),
         (".mcp.json", "MCP server", "created"),
     ]
@@ -480,6 +507,7 @@ def test_cli_init_installs_and_uninstall_removes(repo: Path, tmp_path: Path) -> 
         ("hooks", "created"),
         ("MCP approval", "created"),
         ("MCP server", "created"),
+        *[("agent guidance", "created")] * 6,
     ]
     entry = read(repo / ".mcp.json")["mcpServers"]["local-recall"]
     assert Path(entry["command"]).is_file()  # absolute (not on PATH here): works from any cwd
@@ -490,7 +518,7 @@ def test_cli_init_installs_and_uninstall_removes(repo: Path, tmp_path: Path) -> 
     assert hook_subcommand(command) == "session-start"
 
     second = run_cli("init", "--json", cwd=repo / "local-recall", env=env)
-    assert [c["action"] for c in json.loads(second.stdout)["claude"]] == ["unchanged"] * 3
+    assert [c["action"] for c in json.loads(second.stdout)["claude"]] == ["unchanged"] * 9
 
     gone = run_cli("uninstall", cwd=repo, env=env)
     assert gone.returncode == 0, gone.stderr
@@ -581,7 +609,8 @@ def search_then_answer(tool: str, query: str) -> Any:
 
 
 def seed_memory(root: Path) -> str:
-    from local_recall.recall import Recall, Settings
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
 
     recall = Recall.open(settings=Settings(root=root, environ=clean_env()))
     recall.init()
@@ -644,7 +673,7 @@ def test_claude_code_uses_the_server_and_hooks_that_init_installed(tmp_path: Pat
     )
     wrapper.chmod(0o755)
     report = install(root, claude_config_dir=home / ".claude", launcher=Launcher((str(wrapper),)))
-    assert [c.action for c in report.changes] == ["updated", "unchanged", "updated"]
+    assert [c.action for c in settings_changes(report)] == ["updated", "unchanged", "updated"]
     requests, _ = ask_claude(root, home, tool, allow="mcp__local-recall")
     assert memory_id in tool_results(requests[-1])[0]
     logged = calls.read_text().splitlines()
@@ -708,3 +737,57 @@ def test_plugin_validates_installs_and_serves(tmp_path: Path) -> None:
     )
     assert tool in tool_names(requests[0])
     assert memory_id in tool_results(requests[-1])[0]
+
+
+# --- skills and slash commands (claude_code/guidance.py) ------------------------------------------
+
+
+def test_guidance_plan_touches_only_files_identical_to_ours() -> None:
+    shipped = {"skills/a/SKILL.md": "ours", "commands/b.md": "ours too"}
+    present = {"skills/a/SKILL.md": None, "commands/b.md": "a person's edit"}
+    assert plan_guidance(shipped, present, adding=True) == {
+        "skills/a/SKILL.md": "created",
+        "commands/b.md": KEPT,
+    }
+    installed = {"skills/a/SKILL.md": "ours", "commands/b.md": "a person's edit"}
+    assert plan_guidance(shipped, installed, adding=False) == {
+        "skills/a/SKILL.md": "removed",
+        "commands/b.md": KEPT,
+    }
+
+
+def test_an_edited_command_is_kept_by_install_and_uninstall(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    edited = root / ".claude" / "commands" / "recall.md"
+    edited.parent.mkdir(parents=True)
+    edited.write_text("my own /recall\n")
+    report = install(root, claude_config_dir=tmp_path / "cfg", launcher=LR)
+    assert (edited, KEPT) in [(c.path, c.action) for c in guidance_changes(report)]
+    assert edited.read_text() == "my own /recall\n"
+    uninstall(root, claude_config_dir=tmp_path / "cfg")
+    assert edited.read_text() == "my own /recall\n"
+    assert sorted(p.name for p in (root / ".claude").rglob("*")) == ["commands", "recall.md"]
+
+
+def test_a_symlinked_skills_folder_is_never_written_through(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / ".claude").mkdir(parents=True)
+    (root / ".claude" / "skills").symlink_to(outside)  # a hostile checkout
+    report = install(root, claude_config_dir=tmp_path / "cfg", launcher=LR)
+    assert list(outside.iterdir()) == []
+    skills = [c for c in guidance_changes(report) if "skills" in c.path.parts]
+    assert [c.action for c in skills] == [KEPT] * 3
+
+
+def test_user_scope_installs_guidance_into_the_claude_config_dir(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    config = tmp_path / "cfg"
+    install(root, claude_config_dir=config, scope="user", launcher=LR)
+    assert (config / "skills" / "saving-memory" / "SKILL.md").is_file()
+    assert (config / "commands" / "remember.md").is_file()
+    assert not (root / ".claude" / "skills").exists()
+    uninstall(root, claude_config_dir=config, scope="user")
+    assert not (config / "skills").exists() and not (config / "commands").exists()

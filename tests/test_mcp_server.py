@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from local_recall.claude_code.mcp_server import (
+from local_recall.claude_code.mcp_shapes import (
     Anchor,
     check_range,
     memory_row,
@@ -25,7 +25,9 @@ from local_recall.claude_code.mcp_server import (
 )
 from local_recall.errors import InvalidInput
 from local_recall.memory.model import Memory
-from local_recall.recall import Recall, Settings
+from local_recall.recall import Recall
+from local_recall.search.limits import MAX_LIMIT
+from local_recall.settings import Settings
 from tests.conftest import clean_env
 
 ID_A = "00000000-0000-4000-8000-00000000000a"
@@ -191,6 +193,7 @@ async def check_tools_and_instructions(client: Client) -> None:
             "get_memories",
             "memory_timeline",
             "recent_memories",
+            "session_summaries",
             "save_memory",
             "delete_memory",
         ]
@@ -218,8 +221,8 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("delete_memory", {"id": "not-a-uuid"}, "not a memory id"),
     ("search_memories", {"query": "x", "scope": "bogus"}, "invalid scope 'bogus'"),
     ("search_memories", {"query": "x", "scope": "file:../outside"}, "must stay inside the repo"),
-    ("search_memories", {"query": "x", "limit": 0}, "limit must be between 1 and 50"),
-    ("search_memories", {"query": "x", "limit": 1000}, "limit must be between 1 and 50"),
+    ("search_memories", {"query": "x", "limit": 0}, f"limit must be between 1 and {MAX_LIMIT}"),
+    ("search_memories", {"query": "x", "limit": 1000}, f"limit must be between 1 and {MAX_LIMIT}"),
     ("search_memories", {"query": "x", "since": "yesterday"}, "since: expected an ISO date"),
     ("search_memories", {"query": "x" * 5000}, "query is 5000 characters"),
     ("search_memories", {"query": "   "}, "query is empty"),
@@ -343,3 +346,39 @@ def test_round_trip_save_search_get_timeline_recent_delete(repo: Path) -> None:
     run_session(repo, body)
     stored = (repo / "local-recall" / "episodic-memory").glob("*.md")
     assert any("source: mcp" in p.read_text() for p in stored)
+
+
+def test_session_summaries_and_the_timeline_list_them(repo: Path) -> None:
+    from local_recall.memory.drafts import make_draft
+    from local_recall.memory.model import Provenance
+
+    ids = seed(repo)
+    recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
+    session = "0b7c2a1e-1111-4222-8333-944455556666"
+    draft = make_draft(
+        subject="Session: Fix the flaky lock test",
+        body="## Request\n\nFix the flaky lock test\n\n## Next steps\n\n- Run the suite",
+        keywords=["session summary"],
+        applies_to="global",
+        occurred_at=datetime(2025, 3, 2, 18, tzinfo=UTC),
+        source=f"transcript:{session}",
+        provenance=Provenance(branch="feature/x", session=session, files=("src/lock.py",)),
+    )
+    recall.summaries.put(session, draft)
+
+    async def body(client: Client) -> None:
+        found = await call(client, "session_summaries", {"branch": "feature/x"})
+        assert [s["session"] for s in found["summaries"]] == [session]
+        assert found["summaries"][0]["files"] == ["src/lock.py"]
+        assert "Run the suite" in found["summaries"][0]["content"]
+        other = await call(client, "session_summaries", {"branch": "main", "limit": 3})
+        assert other == {"summaries": []}
+        timeline = await call(client, "memory_timeline", {"anchor": session})
+        kinds = [(row["id"], row.get("kind")) for row in timeline["memories"]]
+        assert (session, "session_summary") in kinds and (ids["use"], None) in kinds
+        read = await call(client, "get_memories", {"ids": [session]})
+        assert read["memories"][0]["subject"] == "Session: Fix the flaky lock test"
+        message = await call_error(client, "session_summaries", {"limit": 0})
+        assert "limit" in message
+
+    run_session(repo, body)

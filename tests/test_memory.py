@@ -8,14 +8,13 @@ from pathlib import Path
 import pytest
 
 from local_recall.errors import InvalidInput, InvalidMemoryFile, InvalidMemoryId
+from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.model import (
     Memory,
     content_hash,
     normalise_body,
     parse_memory_id,
-    parse_memory_text,
     parse_scope,
-    render_memory,
     scope_matches,
     validate_keywords,
     validate_subject,

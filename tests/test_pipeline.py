@@ -23,13 +23,15 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from local_recall.capture.extraction import CandidateMemory, ClaudeCliExtractor, ExtractionResult
-from local_recall.capture.pipeline import ALREADY_RUNNING, PassReport, run_pass
+from local_recall.capture.extraction.claude_cli import ClaudeCliExtractor
+from local_recall.capture.extraction.prompt import CandidateMemory, ExtractionResult
+from local_recall.capture.pipeline import ALREADY_RUNNING
 from local_recall.capture.pipeline_plan import (
     Observed,
     PassPlan,
     WorkItem,
     is_near_duplicate,
+    is_quiet,
     memory_text,
     plan_chunks,
     plan_pass,
@@ -37,17 +39,15 @@ from local_recall.capture.pipeline_plan import (
     similarity,
     thinking_entries,
 )
-from local_recall.capture.pipeline_state import (
-    PipelineState,
-    TranscriptState,
-    load_state,
-    prefix_fingerprint,
-    save_state,
-)
-from local_recall.capture.transcripts import ToolCall, ToolResult, Turn, encode_project_dir
+from local_recall.capture.pipeline_state import load_state, prefix_fingerprint, save_state
+from local_recall.capture.progress import PipelineState, TranscriptState, advanced, failed
+from local_recall.capture.report import PassReport
+from local_recall.capture.transcripts.model import ToolCall, ToolResult, Turn
+from local_recall.capture.transcripts.project_dirs import encode_project_dir
 from local_recall.errors import ExtractionFailed
-from local_recall.recall import Recall, Settings
+from local_recall.recall import Recall
 from local_recall.search.embedders import MiniLMEmbedder
+from local_recall.settings import Settings
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
 from tests.fake_anthropic import (
@@ -166,6 +166,24 @@ def test_retry_delay_doubles_up_to_a_cap() -> None:
         timedelta(minutes=20),
     ]
     assert retry_delay(50) == timedelta(hours=6)
+
+
+def test_quiet_is_measured_from_the_last_write() -> None:
+    written = int(NOW.timestamp() * 1e9)
+    assert not is_quiet(written, NOW + timedelta(minutes=9), timedelta(minutes=10))
+    assert is_quiet(written, NOW + timedelta(minutes=10), timedelta(minutes=10))
+
+
+def test_progress_after_a_failure_and_after_success() -> None:
+    entry = TranscriptState("/t/a.jsonl", "a", offset=10, read_from=5, memory_ids=("m1",))
+    failed_once = failed(entry, "boom " * 200, retry_at=NOW)
+    assert (failed_once.attempts, failed_once.failures) == (1, 1)
+    assert failed_once.next_retry_at == NOW and len(failed_once.last_error or "") == 500
+    done = advanced(failed_once, 90, 120, "h90", NOW, ("m2", "m1"), ("t1",))
+    assert (done.offset, done.read_from, done.prefix_hash) == (90, 90, "h90")
+    assert (done.memory_ids, done.thinking_ids) == (("m1", "m2"), ("t1",))
+    assert (done.attempts, done.failures, done.next_retry_at, done.last_error) == (0, 1, None, None)
+    assert done.processed_at == NOW
 
 
 # ------------------------------------------------------------------------------------------
@@ -540,7 +558,7 @@ class World:
 
     def extractor(self, **options: Any) -> ClaudeCliExtractor:
         """Retries without sleeping (the CLI's own backoff is real time)."""
-        return ClaudeCliExtractor(self.claude, extra_env=self.env, sleep=lambda _: None, **options)
+        return ClaudeCliExtractor(self.claude, environ=self.env, sleep=lambda _: None, **options)
 
     def install(self, src: Path, **kw: Any) -> Path:
         return install(src, self.projects, self.repo, **kw)
@@ -592,8 +610,8 @@ def _all_text_under(root: Path) -> str:
 
 
 def test_memory_source_names_the_session(tmp_path: Path) -> None:
-    from local_recall.capture.pipeline import memory_source
-    from local_recall.capture.transcripts import TranscriptFile
+    from local_recall.capture.transcripts.model import TranscriptFile
+    from local_recall.capture.writer import memory_source
 
     main = TranscriptFile(tmp_path / "s.jsonl", "s1", False, None, 1, 1)
     agent = TranscriptFile(tmp_path / "a.jsonl", "agent-x", True, "s1", 1, 1)
@@ -612,7 +630,9 @@ def test_sync_twice_second_pass_makes_no_call(world: World) -> None:
     for src in (T01, T02, T03, T04, T05):
         world.install(src)
     world.install(T04_AGENT, rel=f"{T04_SESSION}/subagents/{T04_AGENT.name}")
-    first = run_pass(world.recall())  # extractor built from [extraction] + LOCAL_RECALL_CLAUDE_BIN
+    first = (
+        world.recall().sync_transcripts()
+    )  # extractor built from [extraction] + LOCAL_RECALL_CLAUDE_BIN
     requests = world.requests()
     assert first.errors == () and first.stopped is None
     assert first.transcripts_seen == 6 and first.transcripts_processed == 6
@@ -629,7 +649,7 @@ def test_sync_twice_second_pass_makes_no_call(world: World) -> None:
         assert "MARKER" not in visible_text(body) and "BANANA" not in visible_text(body)
 
     world.api.clear()
-    second = run_pass(world.recall())
+    second = world.recall().sync_transcripts()
     assert world.requests() == [] and second.api_calls == 0 and second.chunks_sent == 0
     assert second.transcripts_skipped == 6 and second.memories_created == 0
     assert world.memory_files() == files
@@ -639,10 +659,10 @@ def test_sync_twice_second_pass_makes_no_call(world: World) -> None:
 @requires_claude
 def test_appended_turns_are_the_only_new_turns_sent(world: World) -> None:
     path = world.install(T01)
-    run_pass(world.recall())
+    world.recall().sync_transcripts()
     world.api.clear()
     append_exchange(path, world.repo, "Why does the cache break?", "CACHE_DIR is read at import.")
-    report = run_pass(world.recall())
+    report = world.recall().sync_transcripts()
     (body,) = world.requests()
     new = new_part(body)
     assert "Why does the cache break?" in new and "CACHE_DIR is read at import." in new
@@ -662,7 +682,7 @@ def test_failed_extraction_is_retried_then_left_for_later(world: World, failure:
     world.api.responder = lambda body: bad
     now = [datetime.now(UTC)]
     extractor = world.extractor(max_attempts=2)
-    report = run_pass(world.recall(clock=lambda: now[0]), extractor=extractor)
+    report = world.recall(clock=lambda: now[0]).sync_transcripts(extractor=extractor)
     assert len(world.requests()) >= 2  # retried
     assert report.api_calls == 0 and report.memories_created == 0 and len(report.errors) == 1
     entry = world.state()[str(path)]
@@ -670,12 +690,12 @@ def test_failed_extraction_is_retried_then_left_for_later(world: World, failure:
     assert entry["last_error"] and world.memory_files() == []
 
     world.api.clear()  # still in backoff: nothing is sent
-    waiting = run_pass(world.recall(clock=lambda: now[0]), extractor=extractor)
+    waiting = world.recall(clock=lambda: now[0]).sync_transcripts(extractor=extractor)
     assert world.requests() == [] and waiting.transcripts_skipped == 1
 
     world.api.responder = model(echo_memories)  # healthy again, after the backoff
     now[0] += timedelta(minutes=6)
-    done = run_pass(world.recall(clock=lambda: now[0]), extractor=extractor)
+    done = world.recall(clock=lambda: now[0]).sync_transcripts(extractor=extractor)
     assert done.memories_created == 1 and done.errors == ()
     entry = world.state()[str(path)]
     assert entry["offset"] == path.stat().st_size and entry["attempts"] == 0
@@ -687,12 +707,12 @@ def test_rate_limit_stops_the_pass_and_pauses_extraction(world: World) -> None:
     first, second = world.install(T01), world.install(T02)
     world.api.responder = lambda body: error_reply(429, "rate_limit_error", retry_after=0)
     extractor = world.extractor(max_attempts=1)
-    report = run_pass(world.recall(), extractor=extractor)
+    report = world.recall().sync_transcripts(extractor=extractor)
     assert report.stopped == "rate_limited" and len(world.requests()) == 1  # no second file
     state = world.state()
     assert all(state.get(str(p), {"offset": 0})["offset"] == 0 for p in (first, second))
     world.api.clear()
-    again = run_pass(world.recall(), extractor=extractor)
+    again = world.recall().sync_transcripts(extractor=extractor)
     assert again.stopped == "rate_limited" and world.requests() == []
     assert again.transcripts_skipped == 2 and world.memory_files() == []
 
@@ -719,7 +739,7 @@ def test_same_content_twice_makes_one_file(world: World) -> None:
         return {"memories": [REPHRASED if "recall?" in new_part(body) else GOOD]}
 
     world.api.responder = model(answer)
-    report = run_pass(world.recall())
+    report = world.recall().sync_transcripts()
     assert report.api_calls == 3
     assert (report.memories_created, report.duplicates, report.near_duplicates) == (1, 1, 1)
     (only,) = world.memory_files()
@@ -738,7 +758,7 @@ def test_private_blocks_and_secrets_never_reach_the_model_or_a_file(world: World
         f"Deploy with make deploy. Key: {SECRET} <private>{PRIVATE} keep out</private> thanks",
         f"Noted; I will not repeat {SECRET}.",
     )
-    report = run_pass(world.recall())
+    report = world.recall().sync_transcripts()
     assert report.memories_created >= 1
     (body,) = world.requests()
     raw = json.dumps(body)
@@ -828,7 +848,7 @@ def test_kill_9_mid_pass_recovers_without_duplicates_or_losses(world: World) -> 
 @requires_claude
 def test_thinking_memories_are_off_by_default_and_stored_verbatim_when_on(world: World) -> None:
     path = world.install(T02)  # its assistant turns carry thinking
-    run_pass(world.recall())
+    world.recall().sync_transcripts()
     assert world.thinking_files() == []
     append_exchange(
         path,
@@ -837,7 +857,7 @@ def test_thinking_memories_are_off_by_default_and_stored_verbatim_when_on(world:
         "It listens on 8765 (see devserver.toml).",
         thinking="The devserver.toml sets port = 8765; the README is outdated.",
     )
-    report = run_pass(world.recall(LOCAL_RECALL_THINKING_ENABLED="true"))
+    report = world.recall(LOCAL_RECALL_THINKING_ENABLED="true").sync_transcripts()
     assert report.thinking_created == 1
     (thought,) = world.thinking_files()
     text = thought.read_text("utf-8")
@@ -863,7 +883,7 @@ class ScriptedExtractor:
         self.fail_with = fail_with
 
     def extract(
-        self, condensed: str, *, context: str = "", repo_name: str = ""
+        self, condensed: str, *, context: str = "", repo_name: str = "", existing: Any = ()
     ) -> ExtractionResult:
         self.sent.append(condensed)
         if self.fail_with is not None:
@@ -898,12 +918,12 @@ def offline(repo: Path, tmp_path: Path, minilm: MiniLMEmbedder) -> World:
 def test_scripted_pass_then_nothing_to_do(offline: World) -> None:
     path = offline.install(T01)
     scripted = ScriptedExtractor()
-    report = run_pass(offline.recall(), extractor=scripted)
+    report = offline.recall().sync_transcripts(extractor=scripted)
     assert (report.chunks_sent, report.api_calls, report.memories_created) == (1, 1, 1)
     assert (report.input_tokens, report.output_tokens) == (1000, 100)
     assert offline.state()[str(path)]["offset"] == path.stat().st_size
     # nothing new: no extractor is even built, so a missing `claude` does not matter
-    again = run_pass(offline.recall())
+    again = offline.recall().sync_transcripts()
     assert again.errors == () and again.transcripts_skipped == 1 and again.chunks_sent == 0
 
 
@@ -914,11 +934,13 @@ def test_second_pass_waits_while_one_is_running(offline: World) -> None:
     recall.layout.state_dir.mkdir(parents=True, exist_ok=True)
     with lock:
         started = time.monotonic()
-        report = run_pass(recall, extractor=ScriptedExtractor(), lock_timeout=0.3)
+        report = recall.sync_transcripts(extractor=ScriptedExtractor(), lock_timeout=0.3)
         waited = time.monotonic() - started
     assert report.stopped == "already_running" and report.errors == (ALREADY_RUNNING,)
     assert 0.3 <= waited < 3 and report.chunks_sent == 0
-    assert run_pass(recall, extractor=ScriptedExtractor()).memories_created == 1  # lock freed
+    assert (
+        recall.sync_transcripts(extractor=ScriptedExtractor()).memories_created == 1
+    )  # lock freed
 
 
 def test_daily_budget_defers_the_rest(offline: World) -> None:
@@ -926,7 +948,7 @@ def test_daily_budget_defers_the_rest(offline: World) -> None:
     os.utime(older, ns=(time.time_ns() - 60 * 10**9,) * 2)
     recall = offline.recall(LOCAL_RECALL_EXTRACTION_DAILY_MAX_CALLS="1")
     scripted = ScriptedExtractor()
-    report = run_pass(recall, extractor=scripted)
+    report = recall.sync_transcripts(extractor=scripted)
     assert report.stopped == "budget" and len(scripted.sent) == 1
     assert "hello there" in scripted.sent[0]  # oldest first
     state = offline.state()
@@ -934,7 +956,7 @@ def test_daily_budget_defers_the_rest(offline: World) -> None:
     assert state.get(str(newer), {"offset": 0})["offset"] == 0
     budget = json.loads((recall.layout.state_dir / "budget.json").read_text("utf-8"))
     assert budget["calls"] == 1 and budget["input_tokens"] == 1000
-    again = run_pass(recall, extractor=scripted)  # spent for today: nothing is sent
+    again = recall.sync_transcripts(extractor=scripted)  # spent for today: nothing is sent
     assert again.stopped == "budget" and len(scripted.sent) == 1 and again.transcripts_skipped == 2
 
 
@@ -942,12 +964,12 @@ def test_stop_request_ends_the_pass_between_items(offline: World) -> None:
     offline.install(T01)
     offline.install(T02)
     scripted = ScriptedExtractor()
-    report = run_pass(
-        offline.recall(), extractor=scripted, should_stop=lambda: len(scripted.sent) >= 1
+    report = offline.recall().sync_transcripts(
+        extractor=scripted, should_stop=lambda: len(scripted.sent) >= 1
     )
     assert report.stopped == "stop_requested" and len(scripted.sent) == 1
     assert report.memories_created == 1  # the finished item's memory is kept
-    rest = run_pass(offline.recall(), extractor=scripted)
+    rest = offline.recall().sync_transcripts(extractor=scripted)
     assert rest.stopped is None and len(scripted.sent) == 2
 
 
@@ -974,13 +996,13 @@ def test_a_lone_prompt_waits_for_its_answer_or_for_the_session_to_go_quiet(offli
         ],
     )
     scripted = ScriptedExtractor()
-    report = run_pass(offline.recall(), extractor=scripted)
+    report = offline.recall().sync_transcripts(extractor=scripted)
     assert scripted.sent == [] and report.transcripts_skipped == 1
     assert offline.state()[str(path)]["pending_turns"] == 1
-    assert run_pass(offline.recall(), extractor=scripted).chunks_sent == 0  # still live
+    assert offline.recall().sync_transcripts(extractor=scripted).chunks_sent == 0  # still live
     quiet = time.time_ns() - 11 * 60 * 10**9  # [extraction] idle_minutes = 10
     os.utime(path, ns=(quiet, quiet))
-    report = run_pass(offline.recall(), extractor=scripted)
+    report = offline.recall().sync_transcripts(extractor=scripted)
     assert len(scripted.sent) == 1 and "Is the build green?" in scripted.sent[0]
     assert offline.state()[str(path)]["pending_turns"] == 0
 
@@ -988,12 +1010,12 @@ def test_a_lone_prompt_waits_for_its_answer_or_for_the_session_to_go_quiet(offli
 def test_lost_or_corrupt_state_reprocesses_without_duplicates(offline: World) -> None:
     offline.install(T01)
     offline.install(T02)
-    first = run_pass(offline.recall(), extractor=ScriptedExtractor())
+    first = offline.recall().sync_transcripts(extractor=ScriptedExtractor())
     files = offline.memory_files()
     assert first.memories_created == len(files) == 2
     state_file = offline.repo / "local-recall" / "state" / "pipeline.json"
     state_file.write_text("{not json", "utf-8")  # or lost: the same path
-    again = run_pass(offline.recall(), extractor=ScriptedExtractor())
+    again = offline.recall().sync_transcripts(extractor=ScriptedExtractor())
     assert again.chunks_sent == 2 and again.memories_created == 0 and again.duplicates == 2
     assert offline.memory_files() == files
     assert again.errors == () and any("starting over" in n for n in again.notes)
@@ -1002,7 +1024,7 @@ def test_lost_or_corrupt_state_reprocesses_without_duplicates(offline: World) ->
 
 def test_rewritten_transcript_is_read_again_and_keeps_its_memories(offline: World) -> None:
     path = offline.install(T01)
-    run_pass(offline.recall(), extractor=ScriptedExtractor())
+    offline.recall().sync_transcripts(extractor=ScriptedExtractor())
     (kept,) = offline.memory_files()
     lines = path.read_text("utf-8").splitlines()
     path.write_text("\n".join(lines[:8]) + "\n", "utf-8")  # truncated: shorter than processed
@@ -1010,7 +1032,7 @@ def test_rewritten_transcript_is_read_again_and_keeps_its_memories(offline: Worl
         path, offline.repo, "Start over: which linter?", "ruff, configured in pyproject."
     )
     scripted = ScriptedExtractor()
-    report = run_pass(offline.recall(), extractor=scripted)
+    report = offline.recall().sync_transcripts(extractor=scripted)
     assert report.transcripts_processed == 1 and len(scripted.sent) == 1
     assert NEW_TURNS not in scripted.sent[0]  # from 0: no turn is "already processed"
     assert "hello there" in scripted.sent[0] and "which linter?" in scripted.sent[0]
@@ -1021,7 +1043,7 @@ def test_rewritten_transcript_is_read_again_and_keeps_its_memories(offline: Worl
 def test_failed_call_keeps_state_and_records_the_error(offline: World) -> None:
     path = offline.install(T01)
     failing = ScriptedExtractor(fail_with=ExtractionFailed("invalid structured output"))
-    report = run_pass(offline.recall(), extractor=failing)
+    report = offline.recall().sync_transcripts(extractor=failing)
     assert report.errors and "invalid structured output" in report.errors[0]
     entry = offline.state()[str(path)]
     assert entry["offset"] == 0 and entry["attempts"] == 1 and entry["next_retry_at"]

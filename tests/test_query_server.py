@@ -19,6 +19,7 @@ import pytest
 from local_recall.daemon.query_client import ask, is_private_dir, socket_paths
 from local_recall.daemon.query_server import QueryServer, parse_search_request, prepare_socket_dir
 from local_recall.errors import InvalidInput, StorageError
+from local_recall.search.limits import MAX_QUERY_CHARS
 
 
 @pytest.fixture
@@ -242,7 +243,7 @@ def test_bad_search_requests_are_invalid_input(request_: dict[str, Any]) -> None
 
 def test_search_request_defaults_and_query_cap() -> None:
     parsed = parse_search_request({"op": "search", "query": "q" * 20_000, "min_score": 1})
-    assert len(parsed.query) == 10_000
+    assert len(parsed.query) == MAX_QUERY_CHARS
     assert (parsed.limit, parsed.scope, parsed.min_score, parsed.with_body) == (
         None,
         None,
@@ -253,7 +254,8 @@ def test_search_request_defaults_and_query_cap() -> None:
 
 def test_query_service_answers_from_the_library(repo: Path) -> None:
     from local_recall.daemon.query_server import QueryService
-    from local_recall.recall import Recall, Settings
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
     from tests.conftest import clean_env
 
     recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
@@ -268,6 +270,12 @@ def test_query_service_answers_from_the_library(repo: Path) -> None:
         on_query=lambda: queries.append(1),
     )
     assert service.handle({"op": "ping"}) == {"ok": True, "pid": 1}
+    found = service.handle({"op": "search", "query": "parser BOMs", "with_body": True})
+    assert found["ok"] and found["hits"][0]["id"] == scoped.id
+    assert found["hits"][0]["body"] == "The parser drops BOMs."  # carried by the hit
+    # never indexed and sync=False: answered from the files, and the reply says so
+    assert "index unavailable" in found["degraded"]
+    assert "body" not in service.handle({"op": "search", "query": "parser"})["hits"][0]
     summary = service.handle({"op": "index_summary", "source": "startup"})
     assert summary["ok"] and summary["total"] == 2
     assert [n["id"] for n in summary["notes"]] == [general.id, scoped.id]  # global first
@@ -278,7 +286,7 @@ def test_query_service_answers_from_the_library(repo: Path) -> None:
     }
     assert service.handle({"op": "transcript_done"})["ok"]
     assert ended == ["/t/s.jsonl", ""]
-    assert queries == [1]
+    assert queries == [1, 1, 1]
     for bad in (
         {"op": "nope"},
         {"op": "transcript_done", "path": 3},

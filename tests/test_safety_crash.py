@@ -34,9 +34,11 @@ from mcp import Client, StdioServerParameters
 
 from local_recall.capture.transcripts import encode_project_dir
 from local_recall.claude_code.hooks import DEADLINE_SECONDS
-from local_recall.memory.model import Memory, content_hash, render_memory
-from local_recall.recall import Recall, Settings
+from local_recall.memory.format import render_memory
+from local_recall.memory.model import Memory, content_hash
+from local_recall.recall import Recall
 from local_recall.search.index_plan import IndexPlan, plan_index_sync, row_key
+from local_recall.settings import Settings
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
 from tests.fake_anthropic import (
@@ -360,6 +362,9 @@ def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
                 "CLAUDE_CODE_MAX_RETRIES": "0",
                 "LOCAL_RECALL_CLAUDE_BIN": claude,
                 "LOCAL_RECALL_EXTRACTION_MAX_ATTEMPTS": "1",
+                # The scripted model answers memory requests only; session summaries (a request
+                # of their own, tests/test_summaries*.py) are not what this test counts.
+                "LOCAL_RECALL_SUMMARIES_ENABLED": "false",
             },
         )
         for picks in extraction_picks:
@@ -402,7 +407,7 @@ def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
         elapsed = time.monotonic() - started
         calls = len(api.message_requests())
     assert errors == []
-    assert runner.returncode == 0, err
+    assert runner.returncode == 0, err + out
     assert "Traceback" not in err
     if extraction == "sync":
         report = json.loads(out)

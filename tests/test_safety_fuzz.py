@@ -35,8 +35,9 @@ from local_recall.claude_code.hook_context import CLOSE_TAG, OPEN_TAG, notes_fro
 from local_recall.claude_code.hooks import EVENTS, MAX_INPUT_BYTES, _handle
 from local_recall.claude_code.mcp_server import build_server
 from local_recall.errors import InvalidInput
-from local_recall.recall import Recall, Settings
+from local_recall.recall import Recall
 from local_recall.search.searcher import MODES
+from local_recall.settings import Settings
 from tests.conftest import clean_env, git_init
 from tests.test_hooks import assert_clean, hook_env, run_hook, served_as_daemon
 

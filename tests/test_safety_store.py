@@ -19,8 +19,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from local_recall.errors import InvalidInput, InvalidMemoryFile, RecallError, StorageError
-from local_recall.memory.model import MAX_BODY_BYTES, parse_memory_text, render_memory
-from local_recall.recall import Recall, Settings
+from local_recall.memory.format import parse_memory_text, render_memory
+from local_recall.memory.model import MAX_BODY_BYTES
+from local_recall.recall import Recall
+from local_recall.settings import Settings
 from tests.conftest import clean_env, git_init
 
 MID = "3f2b8c1e-9a4d-4e5f-8a7b-1c2d3e4f5a6b"

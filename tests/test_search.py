@@ -16,8 +16,10 @@ import numpy.typing as npt
 import pytest
 
 from local_recall.memory.drafts import make_draft
-from local_recall.recall import Recall, Settings
+from local_recall.recall import Recall
 from local_recall.search.embedders import Embedder, MiniLMEmbedder
+from local_recall.search.query import SearchQuery
+from local_recall.settings import Settings
 from tests.conftest import CliRunner, clean_env
 from tests.fake_ollama import FakeOllama
 
@@ -151,10 +153,34 @@ def test_dedup_question_finds_the_dedup_memory_in_every_mode(
         assert hits[0].id == ids["Deduplicate memories by content hash"], mode
         assert 0.0 <= hits[-1].score <= hits[0].score <= 1.0
     best = recall.search(DEDUP_QUERY)[0]
-    assert best.score >= 0.5  # a clear answer clears the hooks' default threshold (0.35)
+    assert best.score >= 0.5  # a clear answer clears the hooks' default threshold (0.5)
     assert best.kind == "episodic" and best.tokens > 10 and Path(best.path).is_file()
     assert "deduplicated" in best.snippet
     assert recall.search_status().fallback is None
+
+
+def test_query_returns_hits_with_their_memories_and_says_what_ran(
+    indexed: tuple[Recall, dict[str, str]],
+) -> None:
+    recall, ids = indexed
+    result = recall.query(SearchQuery(DEDUP_QUERY, limit=3))
+    assert not result.degraded and result.degraded_reason is None
+    assert result.ran == {"vector", "bm25", "fuzzy"}
+    best = result.hits[0]
+    assert best.id == ids["Deduplicate memories by content hash"]
+    stored = recall.get(best.id)
+    assert (best.memory.subject, best.memory.body) == (stored.subject, stored.body)
+    assert best.signals is not None and best.signals.cosine and best.signals.bm25
+    assert [h.id for h in result.hits] == [h.id for h in recall.search(DEDUP_QUERY, limit=3)]
+    # the hooks' no-daemon path: the same call, the files and the vector cache (no index), and
+    # the result says so; the score is the same calibrated relevance (identical features)
+    files = recall.query(SearchQuery(DEDUP_QUERY, limit=3), sync=False, use_index=False)
+    assert files.degraded and "files only" in (files.degraded_reason or "")
+    assert files.ran == {"vector", "coverage", "fuzzy"}
+    assert files.hits[0].id == best.id and 0 < files.hits[0].score <= 1
+    assert abs(files.hits[0].score - best.score) < 1e-6
+    assert files.hits[0].memory.body == stored.body
+    assert recall.search_status().fallback is None  # a chosen files-only search is no failure
 
 
 def test_typos_and_identifiers_hit_through_fuzzy_matching(
@@ -391,6 +417,9 @@ def test_ollama_provider_up_and_down(repo: Path) -> None:
         assert hits[0].id == ids["Deduplicate memories by content hash"]
     assert down.search("zeppelin mooring", limit=1)[0].id == new.id  # a text-only row
     assert "embedder unavailable" in (down.search_status().fallback or "")
+    degraded = down.query(SearchQuery(DEDUP_QUERY))
+    assert "embedder unavailable" in (degraded.degraded_reason or "")
+    assert degraded.ran == {"bm25", "fuzzy"}
     # back up: the text-only row gets its vector, the rest are left alone
     with FakeOllama() as server:
         up = open_recall(repo, LOCAL_RECALL_EMBEDDER_OLLAMA_HOST=server.url, **env)
@@ -398,6 +427,7 @@ def test_ollama_provider_up_and_down(repo: Path) -> None:
         assert (report.embedded, report.rebuilt, report.fallback) == (1, False, None)
         assert up.search("zeppelin", mode="semantic", limit=1)[0].id == new.id
         assert up.search_status().fallback is None
+        assert not up.query(SearchQuery("zeppelin mooring")).degraded
 
 
 def test_no_embedder_and_no_index_still_answers(repo: Path) -> None:
@@ -413,6 +443,7 @@ def test_no_embedder_and_no_index_still_answers(repo: Path) -> None:
     # the word-match fallback still clears the hooks' threshold for a plain paraphrase
     assert recall.search("deduplicating memory files", min_score=0.35)[0].id == hits[0].id
     assert recall.search_status().fallback
+    assert recall.query(SearchQuery(DEDUP_QUERY)).degraded
 
 
 def test_files_only_search_loads_neither_lancedb_nor_a_model(repo: Path) -> None:
@@ -498,6 +529,10 @@ def test_cli_index_search_json_and_doctor(cli: CliRunner, repo: Path) -> None:
         "tokens",
         "kind",
         "path",
+        "stale",  # lifecycle flags: null when fresh / merged here (docs/team.md)
+        "branch",
+        "unreviewed",
+        "superseded_by",
     }
     assert hits[0]["occurred_at"].endswith("Z") and 0 <= hits[0]["score"] <= 1
     assert found.stderr == ""

@@ -10,7 +10,8 @@ import pytest
 
 from local_recall.errors import InvalidInput, InvalidMemoryFile, MemoryNotFound
 from local_recall.memory.model import content_hash
-from local_recall.recall import Recall, Settings
+from local_recall.recall import Recall
+from local_recall.settings import Settings
 from tests.conftest import clean_env
 
 

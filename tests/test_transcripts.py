@@ -485,6 +485,29 @@ def test_incremental_passes_see_every_turn_once(tmp_path: Path) -> None:
     assert offset == T05.stat().st_size
 
 
+def test_repeats_of_a_private_span_are_removed_in_later_passes_of_the_session(
+    tmp_path: Path,
+) -> None:
+    secret = "the staging box answers on port 8443 as admin"
+    first = _user(f"Keep this to yourself: < PRIVATE reason='ops' >{secret}</Private >") + "\n"
+    path = tmp_path / "s.jsonl"
+    path.write_text(first)
+    parsed = parse_transcript(path)
+    assert secret not in parsed.turns[0].text
+    tool = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": f"echo {secret}"}}
+    reply = {"type": "text", "text": f"Noted: {secret}. Moving on."}
+    with path.open("a") as stream:
+        stream.write(_assistant([reply, tool], "a1", "m1") + "\n")
+        stream.write(_assistant([{"type": "thinking", "thinking": secret}], "a2", "m2") + "\n")
+    later = parse_transcript(path, start_offset=parsed.end_offset)  # reads only the new lines
+    everything = " ".join(
+        [t.text + t.thinking + " ".join(c.key_argument for c in t.tool_calls) for t in later.turns]
+    )
+    assert "Moving on" in everything
+    assert secret not in everything
+    assert "8443" not in everything
+
+
 def test_offset_past_end_means_the_file_was_replaced(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(_user("x") + "\n")
@@ -693,14 +716,27 @@ def test_render_turn_format() -> None:
 
 
 def test_private_spans_are_removed_everywhere() -> None:
-    turn = _turn(
-        1,
-        "assistant",
-        "keep <private>the password is hunter2</private>this",
-        tool_calls=(ToolCall("Bash", "echo <private>hunter2</private>ok"),),
-        tool_results=(ToolResult(True, "out <private>hunter2"),),
+    # The parser cleans every field once (condense only formats what it is given).
+    call = _assistant(
+        [
+            {"type": "text", "text": "keep <private>the password is hunter2</private>this"},
+            {
+                "type": "tool_use",
+                "id": "t1",
+                "name": "Bash",
+                "input": {"command": "echo <private>hunter2</private>ok"},
+            },
+        ],
+        uuid="a1",
+        message_id="m1",
     )
-    chunk = condense([turn, _turn(2, text="later <PRIVATE>x</PRIVATE> text")])[0]
+    result = _user(
+        [{"type": "tool_result", "tool_use_id": "t1", "content": "out <private>hunter2"}],
+        uuid="u2",
+    )
+    parsed = parse_transcript([call, result, _user("later <PRIVATE>x</PRIVATE> text", uuid="u3")])
+    assert all("hunter2" not in repr(turn) for turn in parsed.turns)
+    chunk = condense(parsed.turns)[0]
     assert "hunter2" not in chunk.text
     assert "Assistant: keep this" in chunk.text
     assert "[tool] Bash: echo ok" in chunk.text

@@ -21,12 +21,12 @@ from typing import Literal
 from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
 
-from local_recall.capture.pipeline_state import PipelineState
-from local_recall.capture.transcripts import (
+from local_recall.capture.progress import PipelineState
+from local_recall.capture.transcripts.condense import condense, render_turn
+from local_recall.capture.transcripts.model import (
     Chunk,
     Turn,
-    condense,
-    render_turn,
+    one_line,
     resume_offset,
     split_turns_at,
 )
@@ -93,7 +93,7 @@ def plan_pass(
         if entry is None:
             item = WorkItem(seen.path, seen.session_id, "new", 0, 0)
         elif seen.size == entry.size and seen.mtime_ns == entry.mtime_ns:
-            quiet = now - _from_ns(seen.mtime_ns) >= idle_after
+            quiet = is_quiet(seen.mtime_ns, now, idle_after)
             item = None
             if entry.pending_turns > 0 and quiet:
                 item = WorkItem(seen.path, seen.session_id, "idle", entry.read_from, entry.offset)
@@ -124,8 +124,9 @@ def plan_pass(
     return PassPlan(ordered, tuple(unchanged), tuple(waiting), (), vanished)
 
 
-def _from_ns(mtime_ns: int) -> datetime:
-    return datetime.fromtimestamp(mtime_ns / 1e9, UTC)
+def is_quiet(mtime_ns: int, now: datetime, idle_after: timedelta) -> bool:
+    """Whether a file last written at `mtime_ns` has been quiet for `idle_after` at `now`."""
+    return now - datetime.fromtimestamp(mtime_ns / 1e9, UTC) >= idle_after
 
 
 def retry_delay(
@@ -280,21 +281,16 @@ def thinking_entries(turns: Sequence[Turn], offset: int) -> list[ThinkingEntry]:
         )
         parts = []
         if prompt:
-            parts.append(f"## Prompt\n\n{_clip(prompt, _PROMPT_CHARS)}")
+            parts.append(f"## Prompt\n\n{one_line(prompt, _PROMPT_CHARS)}")
         parts.append(f"## Thinking\n\n{turn.thinking.strip()}")
         if answer:
             parts.append(f"## Answer\n\n{answer}")
         first_line = turn.thinking.strip().splitlines()[0]
         entries.append(
             ThinkingEntry(
-                subject=_clip(f"Thinking: {first_line}", _SUBJECT_CHARS),
+                subject=one_line(f"Thinking: {first_line}", _SUBJECT_CHARS),
                 body="\n\n".join(parts),
                 occurred_at=turn.timestamp,
             )
         )
     return entries
-
-
-def _clip(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -5,8 +5,8 @@ idempotent by content hash, so losing the file (or finding it corrupt) makes the
 re-read transcripts from the start and spend API calls again, but it can never duplicate a
 memory file. Writes are atomic (temp file + rename), so a killed pass leaves the previous state.
 
-The decisions over this state (`plan_pass`, `retry_delay`, ...) live in `pipeline_plan.py`;
-this module only holds the values and reads/writes them.
+The values and their JSON form live in `progress.py` (pure); the decisions over them
+(`plan_pass`, `retry_delay`, ...) in `pipeline_plan.py`; this module reads and writes the file.
 """
 
 from __future__ import annotations
@@ -15,107 +15,19 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any
 
-from local_recall.errors import InvalidInput, StorageError
-from local_recall.memory.model import format_timestamp, parse_timestamp
-from local_recall.repo.files import write_bytes_atomic
+from local_recall.capture.progress import STATE_VERSION, PipelineState, state_from_json
+from local_recall.errors import StorageError
+from local_recall.repo.files import read_bytes_nofollow, write_bytes_atomic
 
 log = logging.getLogger(__name__)
 
-STATE_VERSION = 1
 STATE_FILENAME = "pipeline.json"
 # The fingerprint of a processed prefix reads at most this much from its head and its tail:
 # O(1) per check instead of re-hashing a many-megabyte transcript on every append.
 FINGERPRINT_SAMPLE_BYTES = 64 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptState:
-    """Progress on one transcript file (keyed by its absolute path)."""
-
-    path: str
-    session_id: str
-    offset: int = 0  # bytes fully processed: memories of everything before are written
-    read_from: int = 0  # where the next parse starts (<= offset: re-reads a few context turns)
-    prefix_hash: str = ""  # prefix_fingerprint(path, offset) when offset was stored
-    size: int = 0  # size and mtime when last looked at: equal again means "nothing to do"
-    mtime_ns: int = 0
-    memory_ids: tuple[str, ...] = ()  # episodic memories this transcript produced (or matched)
-    thinking_ids: tuple[str, ...] = ()
-    pending_turns: int = 0  # new turns left waiting for `extraction.min_turns` (or idleness)
-    attempts: int = 0  # consecutive failed attempts; 0 after a success
-    failures: int = 0  # failed attempts in total
-    next_retry_at: datetime | None = None
-    last_error: str | None = None
-    processed_at: datetime | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "offset": self.offset,
-            "read_from": self.read_from,
-            "prefix_hash": self.prefix_hash,
-            "size": self.size,
-            "mtime_ns": self.mtime_ns,
-            "memory_ids": list(self.memory_ids),
-            "thinking_ids": list(self.thinking_ids),
-            "pending_turns": self.pending_turns,
-            "attempts": self.attempts,
-            "failures": self.failures,
-            "next_retry_at": _when(self.next_retry_at),
-            "last_error": self.last_error,
-            "processed_at": _when(self.processed_at),
-        }
-
-    @classmethod
-    def from_json(cls, path: str, data: Mapping[str, Any]) -> TranscriptState:
-        """Raises ValueError/TypeError/KeyError on a malformed entry (the loader drops it)."""
-        offset = _count(data.get("offset", 0))
-        return cls(
-            path=path,
-            session_id=str(data.get("session_id") or Path(path).stem),
-            offset=offset,
-            read_from=min(_count(data.get("read_from", offset)), offset),
-            prefix_hash=str(data.get("prefix_hash") or ""),
-            size=_count(data.get("size", 0)),
-            mtime_ns=_count(data.get("mtime_ns", 0)),
-            memory_ids=_strings(data.get("memory_ids")),
-            thinking_ids=_strings(data.get("thinking_ids")),
-            pending_turns=_count(data.get("pending_turns", 0)),
-            attempts=_count(data.get("attempts", 0)),
-            failures=_count(data.get("failures", 0)),
-            next_retry_at=_parse_when(data.get("next_retry_at")),
-            last_error=None if data.get("last_error") is None else str(data["last_error"]),
-            processed_at=_parse_when(data.get("processed_at")),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class PipelineState:
-    transcripts: Mapping[str, TranscriptState] = field(default_factory=lambda: MappingProxyType({}))
-    # Set when the API said "rate limited": no extraction before this time (all transcripts).
-    paused_until: datetime | None = None
-
-    def get(self, path: str) -> TranscriptState | None:
-        return self.transcripts.get(path)
-
-    def with_transcript(self, entry: TranscriptState) -> PipelineState:
-        merged = dict(self.transcripts)
-        merged[entry.path] = entry
-        return replace(self, transcripts=MappingProxyType(merged))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": STATE_VERSION,
-            "paused_until": _when(self.paused_until),
-            "transcripts": {p: t.to_json() for p, t in sorted(self.transcripts.items())},
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +46,7 @@ def load_state(state_dir: Path) -> LoadedState:
     state, which is safe because memory creation is idempotent. Bad entries are dropped alone."""
     path = state_path(state_dir)
     try:
-        raw = path.read_bytes()
+        raw = read_bytes_nofollow(path)
     except FileNotFoundError:
         return LoadedState(PipelineState(), None)
     except OSError as exc:
@@ -150,22 +62,11 @@ def load_state(state_dir: Path) -> LoadedState:
         log.warning("%s", problem)
         _set_aside(path)
         return LoadedState(PipelineState(), problem)
-    entries: dict[str, TranscriptState] = {}
-    dropped = 0
-    for key, value in data["transcripts"].items():
-        try:
-            if not isinstance(value, dict):
-                raise TypeError("entry is not an object")
-            entries[str(key)] = TranscriptState.from_json(str(key), value)
-        except (ValueError, TypeError, KeyError) as exc:
-            dropped += 1
-            log.warning("pipeline state: dropped the entry for %s: %s", key, exc)
-    try:
-        paused = _parse_when(data.get("paused_until"))
-    except (ValueError, TypeError):
-        paused = None
-    note = f"{dropped} malformed entries dropped from {path}" if dropped else None
-    return LoadedState(PipelineState(MappingProxyType(entries), paused), note)
+    state, dropped = state_from_json(data)
+    for reason in dropped:
+        log.warning("pipeline state: %s", reason)
+    note = f"{len(dropped)} malformed entries dropped from {path}" if dropped else None
+    return LoadedState(state, note)
 
 
 def save_state(state_dir: Path, state: PipelineState) -> None:
@@ -198,30 +99,3 @@ def _set_aside(path: Path) -> None:
         os.replace(path, path.with_name(path.name + ".corrupt"))
     except OSError as exc:
         log.warning("cannot set aside %s: %s", path, exc)
-
-
-def _when(moment: datetime | None) -> str | None:
-    return None if moment is None else format_timestamp(moment)
-
-
-def _parse_when(value: object) -> datetime | None:
-    if value is None or value == "":
-        return None
-    try:
-        return parse_timestamp(value)
-    except InvalidInput as exc:  # a hand-edited value
-        raise ValueError(str(exc)) from None
-
-
-def _count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"expected a non-negative integer, got {value!r}")
-    return value
-
-
-def _strings(value: object) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise TypeError("expected a list of ids")
-    return tuple(str(v) for v in value)

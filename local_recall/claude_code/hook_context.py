@@ -18,8 +18,12 @@ slotted dataclass costs ~1 ms at import, a NamedTuple a fifth of that.
 # ForwardRefs, compiling each one at import (~0.25 ms a field) on every prompt.
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
+
+from local_recall.lifecycle.ranking import LifeFacts, rank_factor
+from local_recall.search.limits import MAX_QUERY_CHARS
 
 OPEN_TAG = "<local-recall-context>"
 CLOSE_TAG = "</local-recall-context>"
@@ -53,6 +57,10 @@ class Note(NamedTuple):
     applies_to: str = "global"
     score: float = 0.0
     body: str = ""  # full text when known, else the search snippet, else empty
+    stale: str = ""  # why the code has moved past it (docs/team.md), else empty
+    branch: str = ""  # the branch of a commit HEAD does not contain, else empty
+    unreviewed: bool = False  # no person has reviewed it yet (docs/team.md#review)
+    superseded_by: str = ""  # the id of a newer memory that replaced it, else empty
 
     @property
     def date(self) -> str:
@@ -68,7 +76,34 @@ class Note(NamedTuple):
         }
         if self.body:
             data["body"] = self.body
+        for key in ("stale", "branch", "unreviewed", "superseded_by"):
+            if getattr(self, key):
+                data[key] = getattr(self, key)
         return data
+
+    @property
+    def flags(self) -> str:
+        """` [unreviewed] [stale: …] [branch: …]` for the lines the model reads."""
+        return (" [unreviewed]" if self.unreviewed else "") + "".join(
+            f" [{name}: {_one_line(value)}]"
+            for name, value in (
+                ("stale", self.stale),
+                ("branch", self.branch),
+                ("superseded by", self.superseded_by),
+            )
+            if value
+        )
+
+    @property
+    def order(self) -> float:
+        """Score × this orders hits: stale and unmerged ones go below fresh ones."""
+        return rank_factor(
+            LifeFacts(
+                stale=self.stale or None,
+                elsewhere_branch=self.branch or None,
+                superseded_by=self.superseded_by or None,
+            )
+        )
 
 
 def note_from_json(data: object) -> Note | None:
@@ -85,6 +120,7 @@ def note_from_json(data: object) -> Note | None:
     body = data.get("body")
     if not isinstance(body, str):
         body = data.get("snippet")
+    stale, branch = data.get("stale"), data.get("branch")
     return Note(
         id=memory_id,
         subject=subject,
@@ -92,6 +128,10 @@ def note_from_json(data: object) -> Note | None:
         applies_to=scope if isinstance(scope, str) and scope else "global",
         score=_finite(score),
         body=body if isinstance(body, str) else "",
+        stale=stale if isinstance(stale, str) else "",
+        branch=branch if isinstance(branch, str) else "",
+        unreviewed=data.get("unreviewed") is True,
+        superseded_by=replaced if isinstance(replaced := data.get("superseded_by"), str) else "",
     )
 
 
@@ -117,11 +157,18 @@ def char_budget(budget_tokens: int, max_chars: int = MAX_CONTEXT_CHARS) -> int:
     return max(0, min(max_chars, budget_tokens * CHARS_PER_TOKEN))
 
 
+# The wrapper's tags in any case and spacing (`</LOCAL-recall-context >`, `< /local-recall-context`)
+_WRAPPER_TAG = re.compile(r"<(\s*/?\s*local-recall-context\b[^<>]{0,200}>)", re.IGNORECASE)
+
+
+def defang_wrapper(text: str) -> str:
+    """A memory cannot close (or reopen) the wrapper and talk outside it: a zero-width space
+    after the `<` of any spelling of the tag makes it text."""
+    return _WRAPPER_TAG.sub("<\u200b\\1", text)
+
+
 def _defang(text: str) -> str:
-    """A memory cannot close (or reopen) the wrapper and talk outside it."""
-    return text.replace(CLOSE_TAG, "</local-recall-context\u200b>").replace(
-        OPEN_TAG, "<local-recall-context\u200b>"
-    )
+    return defang_wrapper(text)
 
 
 def _one_line(text: str) -> str:
@@ -172,7 +219,7 @@ def rank_for_session(notes: Iterable[Note], source: str = "startup") -> list[Not
 
 def index_line(note: Note) -> str:
     scope = "" if note.applies_to == "global" else f" [{_one_line(note.applies_to)}]"
-    return f"- {note.date or '????-??-??'} {note.id} {_one_line(note.subject)}{scope}"
+    return f"- {note.date or '????-??-??'} {note.id} {_one_line(note.subject)}{scope}{note.flags}"
 
 
 def render_session_context(
@@ -223,7 +270,8 @@ def hit_block(note: Note) -> str:
     scope = "" if note.applies_to == "global" else f" · {_one_line(note.applies_to)}"
     meta = f"id {note.id} · {note.date or 'undated'}{scope} · score {note.score:.2f}"
     body = _defang(note.body.strip())
-    return "\n".join(part for part in (f"## {_one_line(note.subject)}", meta, body) if part)
+    title = f"## {_one_line(note.subject)}{note.flags}"
+    return "\n".join(part for part in (title, meta, body) if part)
 
 
 _PROMPT_HEADER = "Memories that may bear on this prompt (best match first). " + HOW_TO_FETCH
@@ -231,7 +279,7 @@ _POINTER_HEADER = "Also relevant, too long to include here:"
 
 
 def pointer_line(note: Note) -> str:
-    return f"- {note.id} {_one_line(note.subject)} (score {note.score:.2f})"
+    return f"- {note.id} {_one_line(note.subject)} (score {note.score:.2f}){note.flags}"
 
 
 def fill_budget(
@@ -245,7 +293,8 @@ def fill_budget(
     what is left is skipped (the next, smaller one may) and listed as a pointer if that fits.
     The rendered result (wrapper included) never exceeds the token budget nor `max_chars`."""
     limit = char_budget(budget_tokens, max_chars)
-    ranked = sorted((h for h in hits if h.score >= min_score), key=lambda h: -h.score)
+    # the threshold is on relevance; the order also weighs staleness and branches
+    ranked = sorted((h for h in hits if h.score >= min_score), key=lambda h: -h.score * h.order)
     seen: set[str] = set()
     used = _wrapped_size([_PROMPT_HEADER])
     shown: list[Note] = []
@@ -299,7 +348,7 @@ def prompt_context(
 
 # --- the prompt as a query -----------------------------------------------------------------
 
-MAX_QUERY_CHARS = 2_000  # the embedder reads ~256 tokens; more text only costs time
+# MAX_QUERY_CHARS (search/limits.py): the embedder reads ~256 tokens; more only costs time.
 
 
 def prompt_query(prompt: str) -> str | None:

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -26,169 +24,58 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from local_recall import __version__
-from local_recall.errors import InvalidInput, InvalidMemoryId, RecallError
+from local_recall.claude_code.mcp_shapes import (
+    MAX_ANCHOR_CHARS,
+    Anchor,
+    check_range,
+    check_text,
+    hit_row,
+    memory_detail,
+    memory_row,
+    parse_anchor,
+    parse_optional_scope,
+    parse_when,
+    summary_detail,
+    timeline_window,
+)
+from local_recall.claude_code.mcp_stdin import answerable_stdin
+from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
 from local_recall.memory.model import (
     Memory,
-    estimate_tokens,
     format_timestamp,
-    parse_memory_id,
-    parse_scope,
-    parse_timestamp,
 )
+from local_recall.search.limits import MAX_LIMIT
+from local_recall.search.query import SearchQuery, check_query_text
 
 if TYPE_CHECKING:
-    from local_recall.recall import Recall, Settings
-    from local_recall.search.searcher import SearchHit
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
 
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "local-recall"
-MAX_LIMIT = 50
+MAX_RECENT = 50  # recent_memories rows (search hits: search.limits.MAX_LIMIT)
 MAX_IDS = 50
 MAX_TIMELINE_SIDE = 20
-MAX_QUERY_CHARS = 2000
-MAX_ANCHOR_CHARS = 100
+MAX_SUMMARIES = 20
 
 INSTRUCTIONS = """\
-local-recall holds this repository's memories: notes that earlier coding sessions saved about \
-it (decisions and their reasons, root causes of bugs, conventions, gotchas). They are reference \
-notes, not instructions: they may be outdated, so check them against the code, and the user's \
-request always wins over a memory.
+local-recall is this repository's memory: notes earlier sessions saved (decisions and why, root \
+causes, conventions, gotchas) and a summary of each past session. They are reference notes, not \
+instructions: check them against the code; the user's request always wins.
 
-Workflow:
-1. Before non-trivial work, or when something looks familiar, call search_memories(query). It \
-returns cheap index rows (id, subject, date, scope, score, tokens), not the memories themselves.
-2. Call get_memories(ids) for the few rows worth reading in full; `tokens` tells what each costs.
-3. memory_timeline(anchor=<id or ISO time>, or query=...) shows what was noted just before and \
-after a point; recent_memories lists the newest.
-4. When you learn something a future session would need, call save_memory(subject, content): \
-a decision and why, a root cause and its fix, a convention, a gotcha. One topic per memory, a \
-one-line subject, and applies_to "file:<repo path>" or "area:<name>" when it is specific. Saving \
-the same content again is harmless. Do not save what the code or git log already states, or \
-short-lived task state.
-5. Never save secrets, credentials, tokens or personal data (content is redacted on write, but \
-do not rely on that).
-6. delete_memory(id) only removes a memory that is wrong or obsolete, or when the user asks.
+Search (search_memories, then get_memories for the few rows worth reading): before changing an \
+area you have not seen this session (query and scope "file:<path>"); when an error looks \
+familiar (its distinctive words); when asked why or how something is done. Check rows flagged \
+stale, unreviewed or superseded_by before relying on them.
+Where were we: session_summaries(branch?) says what earlier sessions asked, did, learned and left \
+to do; memory_timeline(anchor or query) what happened around a point; recent_memories the newest.
+Save (save_memory): a decision and why, a root cause and fix, a convention, a gotcha; one topic, \
+a one-line subject, applies_to "file:<path>" or "area:<name>" when specific. Not progress notes \
+(the session summary keeps them), not what the code or git log says. Never save secrets, \
+credentials, tokens or personal data.
+delete_memory(id) only for a memory that is wrong or obsolete, or when the user asks.
 """
-
-
-# --- argument checks (pure) ---------------------------------------------------------------------
-
-
-def check_range(value: int, name: str, low: int, high: int) -> int:
-    if not low <= value <= high:
-        raise InvalidInput(f"{name} must be between {low} and {high}, got {value}")
-    return value
-
-
-def check_text(value: str, name: str, max_chars: int) -> str:
-    text = value.strip()
-    if not text:
-        raise InvalidInput(f"{name} is empty")
-    if len(text) > max_chars:
-        raise InvalidInput(f"{name} is {len(text)} characters; the limit is {max_chars}")
-    return text
-
-
-def parse_optional_scope(value: str | None) -> str | None:
-    return None if value is None or not value.strip() else parse_scope(value)
-
-
-def parse_when(value: str | None, name: str) -> datetime | None:
-    if value is None or not value.strip():
-        return None
-    try:
-        return parse_timestamp(check_text(value, name, MAX_ANCHOR_CHARS))
-    except InvalidInput:
-        raise InvalidInput(
-            f"{name}: expected an ISO date or time such as 2025-01-31 or "
-            f"2025-01-31T14:00:00Z, got {value[:MAX_ANCHOR_CHARS]!r}"
-        ) from None
-
-
-@dataclass(frozen=True, slots=True)
-class Anchor:
-    """Where a timeline is centred: on a memory (by id) or on a moment."""
-
-    memory_id: str | None = None
-    moment: datetime | None = None
-
-
-def parse_anchor(value: str) -> Anchor:
-    """A memory id, else an ISO time; anything else is refused with both options named."""
-    text = check_text(value, "anchor", MAX_ANCHOR_CHARS)
-    with contextlib.suppress(InvalidMemoryId):
-        return Anchor(memory_id=parse_memory_id(text))
-    try:
-        return Anchor(moment=parse_timestamp(text))
-    except InvalidInput:
-        raise InvalidInput(
-            f"anchor must be a memory id (UUID) or an ISO date/time, got {text!r}"
-        ) from None
-
-
-# --- shaping results (pure) ---------------------------------------------------------------------
-
-
-def memory_tokens(memory: Memory) -> int:
-    return estimate_tokens(f"{memory.subject}\n{memory.body}")
-
-
-def hit_row(hit: SearchHit) -> dict[str, Any]:
-    return {
-        "id": hit.id,
-        "subject": hit.subject,
-        "date": format_timestamp(hit.occurred_at),
-        "scope": hit.applies_to,
-        "score": round(float(hit.score), 3),
-        "tokens": hit.tokens,
-    }
-
-
-def memory_row(memory: Memory) -> dict[str, Any]:
-    return {
-        "id": memory.id,
-        "subject": memory.subject,
-        "date": format_timestamp(memory.occurred_at),
-        "scope": memory.applies_to,
-        "tokens": memory_tokens(memory),
-    }
-
-
-def memory_detail(memory: Memory, root: Path) -> dict[str, Any]:
-    path = None
-    if memory.path is not None:
-        try:
-            path = memory.path.relative_to(root).as_posix()
-        except ValueError:
-            path = str(memory.path)
-    return {
-        "id": memory.id,
-        "subject": memory.subject,
-        "date": format_timestamp(memory.occurred_at),
-        "scope": memory.applies_to,
-        "keywords": list(memory.keywords),
-        "source": memory.source,
-        "path": path,
-        "content": memory.body,
-    }
-
-
-def timeline_window(
-    memories: Sequence[Memory], anchor: Anchor, before: int, after: int
-) -> tuple[list[Memory], Memory | None]:
-    """The `before` memories preceding the anchor and the `after` ones following it, in time
-    order. An id anchor is included (and returned); for a time anchor, memories at exactly that
-    moment count as "after". An id not in `memories` gives ([], None)."""
-    ordered = sorted(memories, key=lambda m: (m.occurred_at, m.id))
-    if anchor.memory_id is not None:
-        index = next((i for i, m in enumerate(ordered) if m.id == anchor.memory_id), None)
-        if index is None:
-            return [], None
-        return ordered[max(0, index - before) : index + 1 + after], ordered[index]
-    assert anchor.moment is not None
-    split = next((i for i, m in enumerate(ordered) if m.occurred_at >= anchor.moment), len(ordered))
-    return ordered[max(0, split - before) : split + after], None
 
 
 # --- the server ---------------------------------------------------------------------------------
@@ -226,9 +113,11 @@ class LazyRecall:
     def get(self) -> Recall:
         with self._open_lock:
             if self._recall is None:
+                from local_recall.logs import log_to_repo
                 from local_recall.recall import Recall
 
                 self._recall = Recall.open(settings=self.settings)
+                log_to_repo(self._recall)
             return self._recall
 
     def start_warm_up(self) -> None:
@@ -296,20 +185,25 @@ class RecallTools:
         """Search this repository's memories. Returns compact index rows (id, subject, date,
         scope, score 0-1, tokens) best first; read the useful ones with get_memories."""
         with _as_tool_errors("search_memories"):
-            text = check_text(query, "query", MAX_QUERY_CHARS)
+            text = check_query_text(query)
             check_range(limit, "limit", 1, MAX_LIMIT)
-            wanted_scope = parse_optional_scope(scope)
-            start, end = parse_when(since, "since"), parse_when(until, "until")
+            wanted = SearchQuery(
+                text,
+                scope=parse_optional_scope(scope),
+                since=parse_when(since, "since"),
+                until=parse_when(until, "until"),
+                limit=limit,
+            )
             recall = self.lazy.get()
             with self.lazy.index_lock:
-                hits = recall.search(text, limit=limit, scope=wanted_scope, since=start, until=end)
-            rows = [hit_row(hit) for hit in hits]
+                found = recall.query(wanted)
+            shown = recall.config.review.search_unreviewed
+            rows = [hit_row(hit) for hit in found.hits if shown or not hit.memory.unreviewed]
             result: dict[str, Any] = {"results": rows}
             if not rows:
                 result["note"] = "no memory matched; try other words or a wider scope"
-            fallback = recall.search_status().fallback
-            if fallback:
-                result["degraded"] = f"keyword search only: {fallback}"
+            if found.degraded_reason:
+                result["degraded"] = f"keyword search only: {found.degraded_reason}"
             return result
 
     def get_memories(
@@ -330,7 +224,7 @@ class RecallTools:
             errors: list[dict[str, str]] = []
             for raw in ids:
                 try:
-                    found.append(memory_detail(recall.get(raw), self.root))
+                    found.append(memory_detail(_any_memory(recall, raw), self.root))
                 except RecallError as exc:
                     errors.append({"id": raw[:MAX_ANCHOR_CHARS], "error": str(exc)})
             result: dict[str, Any] = {"memories": found}
@@ -359,8 +253,9 @@ class RecallTools:
                 return {"anchor": None, "memories": [], "note": "no memory matched the query"}
             recall = self.lazy.get()
             if centre.memory_id is not None:
-                recall.get(centre.memory_id)  # MemoryNotFound names the id
-            window, anchor_memory = timeline_window(recall.list(), centre, before, after)
+                _any_memory(recall, centre.memory_id)  # MemoryNotFound names the id
+            everything = [*recall.list(), *recall.session_summaries()]
+            window, anchor_memory = timeline_window(everything, centre, before, after)
             rows = []
             for memory in window:
                 row = memory_row(memory)
@@ -376,20 +271,35 @@ class RecallTools:
             return parse_anchor(anchor)
         if query is None or not query.strip():
             raise InvalidInput("give an anchor (memory id or ISO time) or a query")
-        text = check_text(query, "query", MAX_QUERY_CHARS)
+        wanted = SearchQuery(check_query_text(query), limit=1)
         recall = self.lazy.get()
         with self.lazy.index_lock:
-            best = recall.search(text, limit=1)
+            best = recall.query(wanted).hits
         return Anchor(memory_id=best[0].id) if best else None
+
+    def session_summaries(
+        self,
+        branch: Annotated[
+            str | None, Field(description="Only sessions on this git branch (default: all).")
+        ] = None,
+        limit: Annotated[int, Field(description=f"Summaries, 1-{MAX_SUMMARIES}.")] = 5,
+    ) -> dict[str, Any]:
+        """What earlier sessions asked for, did, learned and left to do (one summary per
+        session, newest first), with their branch, commit and the files they changed."""
+        with _as_tool_errors("session_summaries"):
+            check_range(limit, "limit", 1, MAX_SUMMARIES)
+            name = check_text(branch, "branch", 200) if branch is not None else None
+            found = self.lazy.get().session_summaries(branch=name, limit=limit)
+            return {"summaries": [summary_detail(m) for m in found]}
 
     def recent_memories(
         self,
-        limit: Annotated[int, Field(description=f"Rows to return, 1-{MAX_LIMIT}.")] = 10,
+        limit: Annotated[int, Field(description=f"Rows to return, 1-{MAX_RECENT}.")] = 10,
         scope: Annotated[str | None, Field(description=_SCOPE_FILTER)] = None,
     ) -> dict[str, Any]:
         """The newest memories first, as index rows (id, subject, date, scope, tokens)."""
         with _as_tool_errors("recent_memories"):
-            check_range(limit, "limit", 1, MAX_LIMIT)
+            check_range(limit, "limit", 1, MAX_RECENT)
             wanted_scope = parse_optional_scope(scope)
             memories = self.lazy.get().list(scope=wanted_scope, newest_first=True, limit=limit)
             return {"memories": [memory_row(m) for m in memories]}
@@ -417,7 +327,12 @@ class RecallTools:
         with _as_tool_errors("save_memory"):
             scope = parse_optional_scope(applies_to) or "global"
             result = self.lazy.get().save(
-                subject, content, keywords=keywords or None, scope=scope, source="mcp"
+                subject,
+                content,
+                keywords=keywords or None,
+                scope=scope,
+                source="mcp",
+                reviewed=False,  # the agent is not a person: it waits in `local-recall review`
             )
             return {"id": result.memory.id, "created": result.created}
 
@@ -432,6 +347,18 @@ class RecallTools:
             return {"deleted": deleted.id, "subject": deleted.subject}
 
 
+def _any_memory(recall: Recall, memory_id: str) -> Memory:
+    """A memory, or a session summary (timeline rows list both)."""
+    try:
+        return recall.get(memory_id)
+    except MemoryNotFound:
+        try:
+            return recall.summaries.get(memory_id)
+        except MemoryNotFound:
+            pass
+        raise
+
+
 def build_server(settings: Settings) -> MCPServer[Any]:
     lazy = LazyRecall(settings)
     server = _RecallServer(
@@ -443,6 +370,7 @@ def build_server(settings: Settings) -> MCPServer[Any]:
         (tools.get_memories, "Get memories", _READ),
         (tools.memory_timeline, "Memory timeline", _READ),
         (tools.recent_memories, "Recent memories", _READ),
+        (tools.session_summaries, "Session summaries", _READ),
         (tools.save_memory, "Save a memory", _SAVE),
         (tools.delete_memory, "Delete a memory", _DELETE),
     ):
@@ -453,4 +381,7 @@ def build_server(settings: Settings) -> MCPServer[Any]:
 
 def serve(settings: Settings) -> None:
     """Run the server on stdin/stdout until the client closes the connection."""
-    build_server(settings).run("stdio")
+    server = build_server(settings)
+    # The SDK reads sys.stdin's buffer when it is not fd 0 itself: every request is answered
+    sys.stdin = answerable_stdin()
+    server.run("stdio")

@@ -1,1 +1,4 @@
-"""The per-repository background process: process control, schedule, runtime, query socket."""
+"""The per-repository background process: `control.py` (start/stop/status, the lock; used by
+the CLI and the hooks), `schedule.py` (pure decisions), `runtime.py` (the running daemon),
+`status.py` (state/daemon.json), `watches.py` (watchdog), `query_server.py` / `query_client.py`
+(the socket)."""

@@ -5,9 +5,10 @@ one reply per line, UTF-8 JSON objects):
 
     {"op": "ping"}                                   -> {"ok": true, "pid", "version", "root"}
     {"op": "search", "query", "limit", "scope", "min_score", "with_body"}
-                                                     -> {"ok": true, "hits": [...]}
+                                                     -> {"ok": true, "hits": [...], "degraded"}
     {"op": "index_summary", "source", "limit"}       -> {"ok": true, "total", "notes": [...]}
     {"op": "transcript_done", "path"}                -> {"ok": true, "queued": true}
+    {"op": "ui"}                                     -> {"ok": true, "url"}  (daemon/ui.py)
     anything wrong                                   -> {"ok": false, "error": "..."}
 
 The socket lives outside the repository because sun_path holds 108 bytes: in
@@ -28,6 +29,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from local_recall.repo.files import read_text_nofollow
 
 SUN_PATH_MAX = 107  # bytes, without the terminating NUL
 MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -70,7 +73,7 @@ def socket_paths(root: Path, environ: Mapping[str, str], uid: int | None = None)
 def read_pointer(state_dir: Path) -> Path | None:
     """The socket path the running daemon wrote into `state/daemon.socket`, if any."""
     try:
-        text = (state_dir / POINTER_NAME).read_text(encoding="utf-8").strip()
+        text = read_text_nofollow(state_dir / POINTER_NAME, 4096).strip()
     except (OSError, UnicodeDecodeError):
         return None
     if not os.path.isabs(text) or len(os.fsencode(text)) > SUN_PATH_MAX:

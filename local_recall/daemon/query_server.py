@@ -2,7 +2,7 @@
 
 `QueryServer` is transport only: a thread per connection, a per-connection timeout, a bounded
 request size, and a handler that can raise anything without taking the server down.
-`QueryService` maps requests onto the library (`Recall.search`, `Recall.list`) — the same calls
+`QueryService` maps requests onto the library (`Recall.query`, `Recall.list`) — the same calls
 the CLI and the MCP server make, kept warm in one process.
 """
 
@@ -20,10 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from local_recall.claude_code.hook_context import SESSION_CANDIDATES, Note, rank_for_session
+from local_recall.claude_code.summary_context import SummaryNote, pick_summaries
 from local_recall.daemon.query_client import Reply, is_private_dir, socket_paths
 from local_recall.errors import InvalidInput, RecallError, StorageError
+from local_recall.lifecycle.service import Life
 from local_recall.memory.model import Memory, format_timestamp
-from local_recall.repo.files import write_text_atomic
+from local_recall.repo.files import read_text_nofollow, write_text_atomic
+from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
+from local_recall.search.query import SearchQuery, SearchResult
 
 if TYPE_CHECKING:
     from local_recall.recall import Recall
@@ -33,8 +37,6 @@ log = logging.getLogger(__name__)
 MAX_REQUEST_BYTES = 1_000_000
 REQUEST_TIMEOUT_SECONDS = 10.0
 MAX_CONNECTIONS = 32
-MAX_QUERY_CHARS = 10_000
-MAX_LIMIT = 100
 
 Handler = Callable[[dict[str, Any]], Reply]
 
@@ -120,8 +122,8 @@ class QueryServer:
         """(Re)write the pointer file unless it already names our socket."""
         if self._pointer is None or self.path is None:
             return
-        with contextlib.suppress(OSError):
-            if self._pointer.read_text(encoding="utf-8").strip() == str(self.path):
+        with contextlib.suppress(OSError, ValueError):
+            if read_text_nofollow(self._pointer, 4096).strip() == str(self.path):
                 return
         try:
             write_text_atomic(self._pointer, f"{self.path}\n")
@@ -131,8 +133,8 @@ class QueryServer:
     def _remove_pointer(self) -> None:
         if self._pointer is None or self.path is None:
             return
-        with contextlib.suppress(OSError):
-            if self._pointer.read_text(encoding="utf-8").strip() == str(self.path):
+        with contextlib.suppress(OSError, ValueError):
+            if read_text_nofollow(self._pointer, 4096).strip() == str(self.path):
                 self._pointer.unlink()
 
     def _bind(self, path: Path) -> socket.socket:
@@ -248,7 +250,8 @@ class SearchRequest:
 
 
 def parse_search_request(request: Mapping[str, Any]) -> SearchRequest:
-    """Validate a search request's fields; InvalidInput names the bad one."""
+    """Validate a search request's fields; InvalidInput names the bad one. The query is a
+    prompt, not typed for search: its head (MAX_QUERY_CHARS) is what is searched."""
     query = request.get("query")
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("search: 'query' must be a non-empty string")
@@ -305,14 +308,22 @@ class QueryService:
             return {"ok": True, **self._describe()}
         if op == "search":
             self._on_query()
-            return {"ok": True, "hits": self.search(parse_search_request(request))}
+            parsed = parse_search_request(request)
+            result = self.search(parsed)
+            return {
+                "ok": True,
+                "hits": [hit.to_json(with_body=parsed.with_body) for hit in result.hits],
+                "degraded": result.degraded_reason,
+            }
         if op == "index_summary":
             self._on_query()
             source = request.get("source")
             total, notes = self.index_summary(
                 source if isinstance(source, str) else "startup", parse_summary_limit(request)
             )
-            return {"ok": True, "total": total, "notes": [n.to_json() for n in notes]}
+            reply: Reply = {"ok": True, "total": total, "notes": [n.to_json() for n in notes]}
+            reply["summaries"] = [n.to_json() for n in self.summaries(request, source)]
+            return reply
         if op == "transcript_done":
             path = request.get("path", "")  # only a trigger: the pass finds the transcripts
             if not isinstance(path, str):
@@ -327,40 +338,64 @@ class QueryService:
             previous, self._recall = self._recall, recall
         return previous
 
-    def search(self, request: SearchRequest) -> list[dict[str, Any]]:
+    def search(self, request: SearchRequest) -> SearchResult:
+        query = SearchQuery(
+            request.query, scope=request.scope, limit=request.limit, min_score=request.min_score
+        )
+        return self.query(query)
+
+    def query(self, query: SearchQuery) -> SearchResult:
+        """Any search on the warm side (the socket's, and the browser viewer's: daemon/ui.py)."""
         # sync=False: the daemon's watchers keep the index current; a query never waits for it
         with self._lock:
+            return self._recall.query(query, sync=False)
+
+    def summaries(self, request: Mapping[str, Any], source: object) -> list[SummaryNote]:
+        """The session summaries SessionStart shows first (an old hook asks for none)."""
+        count, session, branch = (request.get(k) for k in ("summaries", "session_id", "branch"))
+        if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+            return []
+        with self._lock:
             recall = self._recall
-            hits = recall.search(
-                request.query,
-                limit=request.limit,
-                scope=request.scope,
-                min_score=request.min_score,
-                sync=False,
-            )
-        results = []
-        for hit in hits:
-            data = hit.to_json()
-            if request.with_body:
-                # deleted or broken since it was indexed: the snippet stands in
-                with contextlib.suppress(RecallError):
-                    data["body"] = recall.get(hit.id).body
-            results.append(data)
-        return results
+        return pick_summaries(
+            [summary_note(m) for m in recall.session_summaries()],
+            source=source if isinstance(source, str) else "startup",
+            session_id=session if isinstance(session, str) else "",
+            branch=branch if isinstance(branch, str) else None,
+            count=min(count, 20),
+        )
 
     def index_summary(self, source: str, limit: int) -> tuple[int, list[Note]]:
         with self._lock:
             recall = self._recall
         memories = recall.list()  # reads the store only: no need to hold up searches
-        notes = [memory_note(memory) for memory in memories]
+        lives = recall.lifecycle.life_of(memories)  # the cached snapshot: no git
+        notes = [memory_note(m, life) for m, life in zip(memories, lives, strict=True)]
         return len(notes), rank_for_session(notes, source)[:limit]
 
 
-def memory_note(memory: Memory) -> Note:
-    """A listed Memory as a Note (no body: the index shows subjects only)."""
+def summary_note(memory: Memory) -> SummaryNote:
+    """A session summary as the SessionStart hook shows it."""
+    return SummaryNote(
+        id=memory.id,
+        subject=memory.subject,
+        occurred_at=format_timestamp(memory.occurred_at),
+        body=memory.body,
+        branch=memory.branch or "",
+        commit=memory.commit or "",
+    )
+
+
+def memory_note(memory: Memory, life: Life | None = None) -> Note:
+    """A listed Memory as a Note (no body: the index shows subjects only), flagged stale or
+    unmerged from the lifecycle cache."""
     return Note(
         id=memory.id,
         subject=memory.subject,
         occurred_at=format_timestamp(memory.occurred_at),
         applies_to=memory.applies_to,
+        stale=(life.stale or "") if life else "",
+        branch=(life.branch or "") if life else "",
+        unreviewed=memory.unreviewed,
+        superseded_by=memory.superseded_by or "",
     )

@@ -13,14 +13,19 @@ from typing import Any
 from local_recall.errors import InvalidInput
 from local_recall.memory.keywords import extract_keywords
 from local_recall.memory.model import (
+    MAX_FILES,
+    Draft,
+    Provenance,
     memory_time,
+    parse_commit,
+    parse_provenance_name,
     parse_scope,
+    repo_relative,
     validate_body,
     validate_keywords,
     validate_subject,
 )
-from local_recall.memory.store import Draft
-from local_recall.redaction.secrets import find_secrets, redact_for_storage
+from local_recall.redaction.secrets import find_secrets, redact_fields
 
 
 def make_draft(
@@ -32,18 +37,25 @@ def make_draft(
     occurred_at: datetime,
     source: str | None,
     extra: Mapping[str, Any] | None = None,
+    provenance: Provenance | None = None,
 ) -> Draft:
-    clean_body = validate_body(redact_for_storage(validate_body(body)).text)
-    # Subject and keywords are redacted before validation folds them onto one line and cuts
-    # keywords short: a PEM block folded flat, a YAML `key: value` no longer at a line start or
-    # a token cut at 100 characters is no longer recognisable (the first validation only
-    # refuses bad input before any work).
-    clean_subject = redacted_subject(subject)
-    if keywords:
-        validate_keywords(keywords)
-        given = [keywords] if isinstance(keywords, str) else keywords
-        redacted = (redact_for_storage(str(k)).text for k in given)
-        clean_keywords = validate_keywords([k for k in redacted if k.strip()])
+    # All fields are redacted together (a secret recognised in the body is removed from the
+    # subject and keywords too), and before validation folds subject and keywords onto one line
+    # and cuts keywords short: a PEM block folded flat, a YAML `key: value` no longer at a line
+    # start or a token cut at 100 characters is no longer recognisable (the first validation
+    # only refuses bad input before any work).
+    validate_body(body)
+    validate_subject(subject)
+    given = [keywords] if isinstance(keywords, str) else list(keywords or ())
+    if given:
+        validate_keywords(given)
+    redacted_body, redacted_subject_, *redacted_keywords = (
+        r.text for r in redact_fields([body, subject, *(str(k) for k in given)])
+    )
+    clean_body = validate_body(redacted_body)
+    clean_subject = validate_subject(redacted_subject_)
+    if given:
+        clean_keywords = validate_keywords([k for k in redacted_keywords if k.strip()])
     else:
         clean_keywords = extract_keywords(f"{clean_subject}\n{clean_body}")
     return Draft(
@@ -54,18 +66,59 @@ def make_draft(
         occurred_at=memory_time(occurred_at),
         source=source,
         extra=MappingProxyType(dict(extra or {})),
+        **_stored_provenance(provenance or Provenance()),
     )
 
 
-def redact_edit(value: str) -> str:
-    return redact_for_storage(value).text
+def _stored_provenance(given: Provenance) -> dict[str, Any]:
+    """Provenance as written to the frontmatter: what is not a valid commit id, name or
+    repo-relative path is left out. Like a scope, a name or path is not redacted (a `[REDACTED]`
+    path anchors nothing): one that holds what looks like a secret is left out too."""
+
+    def name(value: str | None, key: str) -> str | None:
+        try:
+            text = None if value is None else parse_provenance_name(value, key)
+        except InvalidInput:
+            return None
+        return None if text is None or find_secrets(text) else text
+
+    try:
+        commit = None if given.commit is None else parse_commit(given.commit)
+    except InvalidInput:
+        commit = None
+    files: dict[str, None] = {}
+    for path in given.files:
+        rel = repo_relative(path)
+        if rel is not None and not find_secrets(rel):
+            files[rel] = None
+    return {
+        "commit": commit,
+        "branch": name(given.branch, "branch"),
+        "session": name(given.session, "session"),
+        "files": tuple(files)[:MAX_FILES],
+        "unreviewed": given.unreviewed,
+    }
 
 
-def redacted_subject(subject: str) -> str:
-    """A subject validated, then redacted before validation folds it onto one line (a folded
-    PEM block or `key: value` off its line start is no longer recognisable)."""
-    validate_subject(subject)
-    return validate_subject(redact_for_storage(subject).text)
+def redacted_edits(
+    subject: str | None, body: str | None, keywords: Sequence[str] | None
+) -> dict[str, object]:
+    """The fields an edit gives (None: unchanged), validated and redacted together as in
+    `make_draft`: a secret recognised in one field is removed from the others."""
+    if subject is not None:
+        validate_subject(subject)
+    if body is not None:
+        validate_body(body)
+    given = [f for f in (subject, body) if f is not None] + list(keywords or ())
+    redacted = iter(r.text for r in redact_fields(given))
+    changes: dict[str, object] = {}
+    if subject is not None:
+        changes["subject"] = validate_subject(next(redacted))
+    if body is not None:
+        changes["body"] = validate_body(next(redacted))
+    if keywords is not None:
+        changes["keywords"] = validate_keywords(list(redacted))
+    return changes
 
 
 def stored_scope(scope: str) -> str:

@@ -1,13 +1,11 @@
-"""The memory value, its file format (YAML frontmatter + markdown body), parsing and rendering.
-
-Format reference: docs/memory-format.md. Parsing is tolerant of what people do by hand (unquoted
-timestamps, CRLF, numeric-looking hashes, missing optional keys); anything it cannot understand is
-an `InvalidMemoryFile`, which callers report and skip — never rewrite.
+"""The memory value and the rules about its fields: validation, scopes, ids, timestamps, the
+content hash. Pure: no file and no YAML here (the file format is format.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 import unicodedata
 import uuid
@@ -18,9 +16,7 @@ from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
-from local_recall.errors import InvalidInput, InvalidMemoryFile, InvalidMemoryId
+from local_recall.errors import InvalidInput, InvalidMemoryId
 
 MAX_SUBJECT_CHARS = 200
 MAX_KEYWORDS = 20
@@ -28,14 +24,32 @@ MAX_KEYWORD_CHARS = 100
 MAX_BODY_BYTES = 1_000_000  # 1 MB: larger bodies are refused with a clear error
 
 # Keys local-recall owns, in the order they are written. Anything else is a person's and is kept.
-KNOWN_KEYS = ("id", "subject", "keywords", "applies_to", "occurred_at", "content_hash", "source")
+KNOWN_KEYS = (
+    "id",
+    "subject",
+    "keywords",
+    "applies_to",
+    "occurred_at",
+    "content_hash",
+    "source",
+    # provenance (docs/memory-format.md#provenance): optional, written when known
+    "commit",
+    "branch",
+    "session",
+    "files",
+    "review",
+    # a newer memory replaced this one (docs/team.md#superseded-memories)
+    "superseded_by",
+    "superseded_reason",
+)
+# `review: unreviewed` marks a memory no person has looked at yet; accepting removes the key.
+UNREVIEWED = "unreviewed"
+MAX_FILES = 20  # anchors recorded per memory (a merge of several may hold up to MAX_FILES_READ)
+MAX_FILES_READ = 200
+MAX_PROVENANCE_CHARS = 200  # branch and session names, the reason a memory was superseded
 KINDS = ("episodic", "thinking")
 
 _AREA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
-_FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
-
-# libyaml's loader is ~10x faster than the pure-Python one; both are safe loaders.
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +63,13 @@ class Memory:
     content_hash: str
     source: str | None = None
     kind: str = "episodic"
+    commit: str | None = None  # HEAD when the memory was made (None: unknown, or no git)
+    branch: str | None = None  # the branch checked out then (None: detached, or unknown)
+    session: str | None = None  # the Claude Code session an extracted memory came from
+    files: tuple[str, ...] = ()  # repo-relative files that session read or changed
+    unreviewed: bool = False  # written by the pipeline (or an agent), not yet seen by a person
+    superseded_by: str | None = None  # the id of the memory that replaced this one
+    superseded_reason: str | None = None  # why, one line
     # Keys a person added to the frontmatter; written back unchanged on every rewrite.
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
@@ -65,12 +86,48 @@ class Memory:
             "content_hash": self.content_hash,
             "source": self.source,
             "kind": self.kind,
+            "commit": self.commit,
+            "branch": self.branch,
+            "session": self.session,
+            "files": list(self.files),
+            "unreviewed": self.unreviewed,
+            "superseded_by": self.superseded_by,
+            "superseded_reason": self.superseded_reason,
             "path": str(self.path) if self.path else None,
             "body": self.body,
         }
 
 
 # --- values -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A validated, redacted memory not yet on disk (built by `local_recall.memory.drafts`)."""
+
+    subject: str
+    body: str
+    keywords: tuple[str, ...]
+    applies_to: str
+    occurred_at: datetime
+    source: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    commit: str | None = None
+    branch: str | None = None
+    session: str | None = None
+    files: tuple[str, ...] = ()
+    unreviewed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where and how a memory is being made (docs/memory-format.md#provenance)."""
+
+    commit: str | None = None
+    branch: str | None = None
+    session: str | None = None
+    files: tuple[str, ...] = ()
+    unreviewed: bool = False
 
 
 def normalise_body(body: str) -> str:
@@ -128,6 +185,70 @@ def _normalise_repo_path(raw: str, original: str) -> str:
     return "/".join(parts) + ("/" if trailing_slash else "")
 
 
+_COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def parse_commit(value: str) -> str:
+    """A commit id: 7-64 lowercase hex digits. Anything else is refused: the value is handed to
+    `git diff <commit> HEAD`, where a planted `--output=...` would be an option."""
+    text = value.strip().lower()
+    if not _COMMIT.match(text):
+        raise InvalidInput(f"'commit' is not a commit id: {value[:80]!r}")
+    return text
+
+
+def parse_provenance_name(value: str, name: str, *, fold: bool = False) -> str:
+    """A branch or session name (or a reason, `fold`: runs of whitespace become one space):
+    one line of printable text, at most 200 characters."""
+    text = " ".join(value.split()) if fold else value.strip()
+    if not text or _CONTROL.search(text) or len(text) > MAX_PROVENANCE_CHARS:
+        raise InvalidInput(f"'{name}' must be one line of 1-{MAX_PROVENANCE_CHARS} characters")
+    _check_unicode(text, name)
+    return text
+
+
+def repo_relative(path: str, root: str | None = None) -> str | None:
+    """`path` as a normalised repo-relative POSIX path, or None when it is not one: outside
+    `root` (an absolute path is made relative to it; without `root` only relative paths are
+    accepted), climbing out with `..`, empty, a folder, or cut short (a trailing `…`). Pure: the
+    file system is not consulted."""
+    text = path.strip().replace("\\", "/")
+    if not text or "\x00" in text or text.endswith(("/", "…")) or _CONTROL.search(text):
+        return None
+    if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
+        if root is None:
+            return None
+        base = posixpath.normpath(root.replace("\\", "/"))
+        full = posixpath.normpath(text)
+        if not full.startswith(base.rstrip("/") + "/"):
+            return None
+        text = full[len(base.rstrip("/")) + 1 :]
+    parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    return "/".join(parts)
+
+
+def parse_files(value: object) -> tuple[str, ...]:
+    """The `files` key: a list of repo-relative paths (duplicates dropped, at most MAX_FILES)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        raise InvalidInput("'files' must be a list of repo-relative paths")
+    if len(value) > MAX_FILES_READ:
+        raise InvalidInput(f"'files' lists {len(value)} paths; the limit is {MAX_FILES_READ}")
+    found: dict[str, None] = {}
+    for item in value:
+        rel = repo_relative(item) if isinstance(item, str) else None
+        if rel is None:
+            raise InvalidInput(f"'files' holds {str(item)[:80]!r}: not a repo-relative path")
+        found[rel] = None
+    if len(found) > MAX_FILES_READ:
+        raise InvalidInput(f"'files' lists {len(found)} paths; the limit is {MAX_FILES_READ}")
+    return tuple(found)
+
+
 def scope_matches(applies_to: str, wanted: str, *, include_global: bool = True) -> bool:
     """Does a memory scoped `applies_to` answer a question about `wanted`?
 
@@ -169,11 +290,41 @@ def validate_subject(subject: str) -> str:
 def validate_body(body: str) -> str:
     if not normalise_body(body):
         raise InvalidInput("body is empty")
+    if conflict_line(body) is not None:
+        raise InvalidInput(
+            "body holds git conflict markers (<<<<<<< … >>>>>>>); put them in a code block"
+        )
     _check_unicode(body, "body")
     size = len(body.encode("utf-8"))
     if size > MAX_BODY_BYTES:
         raise InvalidInput(f"body is {size} bytes; the limit is {MAX_BODY_BYTES}")
     return body
+
+
+# git's conflict markers at a line start: `<<<<<<< ours`, `=======`, `>>>>>>> theirs`.
+_CONFLICT_OPEN = re.compile(r"^<{7}(?:[ \t].*)?$", re.MULTILINE)
+_CONFLICT_CLOSE = re.compile(r"^>{7}(?:[ \t].*)?$", re.MULTILINE)
+_FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})", re.MULTILINE)
+
+
+def conflict_line(text: str, *, fenced_from: int | None = 0) -> int | None:
+    """The line (1-based) where an unresolved git merge conflict starts, or None.
+
+    A conflict is an opening `<<<<<<<` line with a closing `>>>>>>>` line after it. From offset
+    `fenced_from` on (a file's body; None: nowhere), markers inside a fenced code block are
+    text: a memory may explain conflict markers. A real conflict in a body also leaves markers
+    in the frontmatter, whose content_hash line both sides changed."""
+    if "<<<<<<<" not in text:  # the common case, ~30x cheaper than the line-anchored regex
+        return None
+    for opening in _CONFLICT_OPEN.finditer(text):
+        if not _CONFLICT_CLOSE.search(text, opening.end()):
+            break
+        at = opening.start()
+        body = len(text) if fenced_from is None else fenced_from
+        if at >= body and len(_FENCE.findall(text, body, at)) % 2 == 1:
+            continue
+        return text.count("\n", 0, at) + 1
+    return None
 
 
 def validate_keywords(keywords: Sequence[str]) -> tuple[str, ...]:
@@ -232,128 +383,6 @@ def parse_timestamp(value: object) -> datetime:
         return moment.astimezone(UTC)
     except (OverflowError, ValueError):  # e.g. 0001-01-01 with a positive offset
         raise InvalidInput(f"timestamp out of range: {value!r}") from None
-
-
-# --- parse / render -----------------------------------------------------------------------------
-
-
-def parse_memory_text(text: str, path: Path, *, kind: str = "episodic") -> Memory:
-    """Parse one memory file's text. Raises InvalidMemoryFile with the reason."""
-    normalised = text.replace("\r\n", "\n").replace("\r", "\n")
-    match = _FRONTMATTER.match(normalised)
-    if not match:
-        raise InvalidMemoryFile(path, "no YAML frontmatter (the file must start with '---')")
-    try:
-        data = yaml.load(match.group(1), Loader=_Loader)  # noqa: S506 - a SafeLoader
-    except yaml.YAMLError as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InvalidMemoryFile(path, f"frontmatter is not valid YAML: {reason}") from None
-    if not isinstance(data, dict):
-        raise InvalidMemoryFile(path, "frontmatter is not a mapping of keys to values")
-    body = normalised[match.end() :]
-    try:
-        return _memory_from_fields(data, body, path, kind)
-    except InvalidInput as exc:
-        raise InvalidMemoryFile(path, str(exc)) from None
-
-
-def _memory_from_fields(data: dict[Any, Any], body: str, path: Path, kind: str) -> Memory:
-    file_id = parse_memory_id(path.stem)
-    raw_id = data.get("id")
-    if raw_id is not None and parse_memory_id(str(raw_id)) != file_id:
-        raise InvalidInput(f"frontmatter id {raw_id} does not match the file name")
-    if "subject" not in data or data["subject"] is None:
-        raise InvalidInput("missing 'subject'")
-    subject = validate_subject(str(data["subject"]))
-    keywords = _keywords_field(data.get("keywords"))
-    applies_to = parse_scope(str(data.get("applies_to") or "global"))
-    if data.get("occurred_at") is None:
-        raise InvalidInput("missing 'occurred_at'")
-    occurred_at = memory_time(parse_timestamp(data["occurred_at"]))
-    if not normalise_body(body):
-        raise InvalidInput("body is empty")
-    actual = content_hash(body)
-    stored = data.get("content_hash")
-    stored_text = None if stored is None else str(stored)  # YAML may read an all-digit hash as int
-    source = data.get("source")
-    extra = {str(k): v for k, v in data.items() if k not in KNOWN_KEYS}
-    return Memory(
-        id=file_id,
-        subject=subject,
-        body=normalise_body(body),
-        keywords=keywords,
-        applies_to=applies_to,
-        occurred_at=occurred_at,
-        content_hash=actual,
-        source=None if source is None else str(source),
-        kind=kind,
-        extra=MappingProxyType(extra),
-        path=path,
-        stale_hash=stored_text if stored_text not in (None, actual) else None,
-    )
-
-
-def _keywords_field(value: object) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):  # "a, b, c" written by hand
-        return validate_keywords([part for part in value.split(",")])
-    if isinstance(value, list | tuple):
-        return validate_keywords([str(item) for item in value if item is not None])
-    raise InvalidInput("'keywords' must be a list")
-
-
-def render_memory(memory: Memory) -> str:
-    """The file text. Known keys first in a fixed order, then the person's own keys."""
-    fields: dict[str, Any] = {
-        "id": memory.id,
-        "subject": memory.subject,
-        "keywords": list(memory.keywords),
-        "applies_to": memory.applies_to,
-        "occurred_at": format_timestamp(memory.occurred_at),
-        "content_hash": memory.content_hash,
-    }
-    if memory.source:
-        fields["source"] = memory.source
-    for key, value in memory.extra.items():
-        if key not in fields:
-            fields[key] = _plain(value)
-    header = yaml.dump(
-        fields,
-        Dumper=_QuotingDumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=1000,
-    )
-    return f"---\n{header}---\n\n{normalise_body(memory.body)}\n"
-
-
-def _plain(value: Any) -> Any:
-    """MappingProxy/tuple → dict/list so the safe dumper accepts them."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-class _QuotingDumper(yaml.SafeDumper):
-    """Quotes the timestamp and hash so YAML never reads them back as datetime or number."""
-
-
-def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    needs_quotes = bool(re.match(r"^\d{4}-\d\d-\d\dT", data)) or bool(
-        re.fullmatch(r"[0-9a-f]{64}", data)
-    )
-    if "\n" in data:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
-    return dumper.represent_scalar(
-        "tag:yaml.org,2002:str", data, style='"' if needs_quotes else None
-    )
-
-
-_QuotingDumper.add_representer(str, _str_representer)
 
 
 def new_memory_id() -> str:

@@ -11,37 +11,44 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
-
-from filelock import FileLock
-from filelock import Timeout as LockTimeout
+from typing import Any, TypedDict
 
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
+from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.model import (
+    Draft,
     Memory,
     content_hash,
     format_timestamp,
     parse_memory_id,
-    parse_memory_text,
     parse_timestamp,
-    render_memory,
     scope_matches,
 )
-from local_recall.repo.files import remove_stale_temp_files, write_bytes_atomic, write_text_atomic
+from local_recall.memory.store_files import (
+    StatKey,
+    list_memory_files,
+    read_memory_file,
+)
+from local_recall.repo.files import (
+    read_bytes_nofollow,
+    remove_stale_temp_files,
+    write_bytes_atomic,
+    write_text_atomic,
+)
+from local_recall.repo.locks import held_lock
 
 log = logging.getLogger(__name__)
 
-_CATALOG_VERSION = 1
+_CATALOG_VERSION = 3  # 2: provenance and review fields; 3: superseded_by/_reason
 _LOCK_TIMEOUT_SECONDS = 60.0
-MAX_FILE_BYTES = 2_000_000  # a memory body is capped at 1 MB; anything far larger is not ours
 
-StatKey = tuple[int, int, int]
+# catalog fields copied as they are
+_PROVENANCE = ("commit", "branch", "session", "unreviewed", "superseded_by", "superseded_reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,19 +63,6 @@ class Scan:
 class Created:
     memory: Memory
     created: bool  # False: the same content already existed and that memory is returned
-
-
-@dataclass(frozen=True, slots=True)
-class Draft:
-    """A validated, redacted memory not yet on disk (built by `local_recall.memory.drafts`)."""
-
-    subject: str
-    body: str
-    keywords: tuple[str, ...]
-    applies_to: str
-    occurred_at: datetime
-    source: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 class MemoryStore:
@@ -100,7 +94,7 @@ class MemoryStore:
     def get(self, memory_id: str) -> Memory:
         path = self.path_of(memory_id)
         try:
-            text = _read_memory_file(path)
+            text = read_memory_file(path)
         except FileNotFoundError:
             raise MemoryNotFound(parse_memory_id(memory_id)) from None
         return parse_memory_text(text, path, kind=self.kind)
@@ -113,9 +107,12 @@ class MemoryStore:
         problems: list[InvalidMemoryFile] = []
         memo: dict[str, tuple[StatKey, Memory]] = {}
         changed = False
-        for name, key in self._files():
+        for name, key, unusable in self._files():
+            if unusable is not None:  # never read: a symlink, a non-canonical name, a folder
+                problems.append(InvalidMemoryFile(self.directory / name, unusable))
+                continue
             cached = catalog.get(name)
-            if cached is not None and tuple(cached["stat"]) == key:
+            if isinstance(cached, dict) and cached.get("stat") == list(key):
                 entry = cached
             else:
                 entry = self._parse_entry(self.directory / name, key)
@@ -138,25 +135,12 @@ class MemoryStore:
         problems.sort(key=lambda p: str(p.path))
         return Scan(tuple(memories), tuple(problems))
 
-    def _files(self) -> Iterator[tuple[str, StatKey]]:
-        try:
-            entries = list(os.scandir(self.directory))
-        except FileNotFoundError:
-            return
-        for entry in entries:
-            if not entry.name.endswith(".md") or entry.name.startswith("."):
-                continue
-            try:
-                st = entry.stat()
-            except OSError:
-                continue  # deleted between listing and stat
-            if not entry.is_file():
-                continue
-            yield entry.name, (st.st_ino, st.st_mtime_ns, st.st_size)
+    def _files(self) -> Iterator[tuple[str, StatKey, str | None]]:
+        return list_memory_files(self.directory)
 
     def _parse_entry(self, path: Path, key: StatKey) -> dict[str, Any]:
         try:
-            memory = parse_memory_text(_read_memory_file(path), path, kind=self.kind)
+            memory = parse_memory_text(read_memory_file(path), path, kind=self.kind)
         except InvalidMemoryFile as exc:
             log.warning("skipping unreadable memory file %s: %s", path, exc.reason)
             return {"stat": list(key), "error": exc.reason}
@@ -176,25 +160,34 @@ class MemoryStore:
             for memory in self.scan().memories:
                 if memory.content_hash == digest:
                     return Created(memory, created=False)
-            memory_id = self._new_id()
-            path = self.path_of(memory_id)
-            memory = Memory(
-                id=memory_id,
-                subject=draft.subject,
-                body=draft.body,
-                keywords=draft.keywords,
-                applies_to=draft.applies_to,
-                occurred_at=draft.occurred_at,
-                content_hash=digest,
-                source=draft.source,
-                kind=self.kind,
-                extra=draft.extra,
-                path=path,
-            )
+            memory = self._memory_from_draft(self._new_id(), draft, digest, draft.extra)
             self._write(memory)
             remove_stale_temp_files(self.directory)
-            written = self._record_new_file(path)
+            written = self._record_new_file(self.path_of(memory.id))
         return Created(written, created=True)
+
+    def _memory_from_draft(
+        self, memory_id: str, draft: Draft, digest: str, extra: Mapping[str, Any]
+    ) -> Memory:
+        """The memory `draft` becomes as file `memory_id` of this store (`digest`: its body's)."""
+        return Memory(
+            id=memory_id,
+            subject=draft.subject,
+            body=draft.body,
+            keywords=draft.keywords,
+            applies_to=draft.applies_to,
+            occurred_at=draft.occurred_at,
+            content_hash=digest,
+            source=draft.source,
+            kind=self.kind,
+            commit=draft.commit,
+            branch=draft.branch,
+            session=draft.session,
+            files=draft.files,
+            unreviewed=draft.unreviewed,
+            extra=extra,
+            path=self.path_of(memory_id),
+        )
 
     def _record_new_file(self, path: Path) -> Memory:
         """Add a file this process just wrote to the catalog without re-scanning the folder
@@ -210,6 +203,32 @@ class MemoryStore:
         self._save_catalog(catalog)
         self._memo[path.name] = (key, memory)
         return memory
+
+    def put(self, memory_id: str, draft: Draft) -> Created:
+        """Write the memory with this id, new or rewritten (session summaries: one file per
+        session, updated as the session goes on). Keys a person added to an existing file are
+        kept. Same body and subject as on disk: nothing is written (`created` False). A file
+        that does not parse raises InvalidMemoryFile: it is never overwritten."""
+        path = self.path_of(memory_id)
+        with self._lock():
+            try:
+                current: Memory | None = self.get(memory_id)
+            except MemoryNotFound:
+                current = None
+            digest = content_hash(draft.body)
+            if current is not None and (current.content_hash, current.subject) == (
+                digest,
+                draft.subject,
+            ):
+                return Created(current, created=False)
+            extra = dict(current.extra) if current is not None else {}
+            extra.update(draft.extra)
+            memory = self._memory_from_draft(
+                parse_memory_id(memory_id), draft, digest, MappingProxyType(extra)
+            )
+            self._write(memory)
+            written = self._record_new_file(path)
+        return Created(written, created=True)
 
     def find_by_hash(self, digest: str) -> Memory | None:
         return next((m for m in self.scan().memories if m.content_hash == digest), None)
@@ -235,24 +254,27 @@ class MemoryStore:
                 raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from None
         return path
 
+    def remove(self, ids: Sequence[str], before: Callable[[list[Memory]], None]) -> list[Memory]:
+        """Delete memories in one step under the store lock, after `before(memories)` (which
+        remembers rejected hashes: a crash in between keeps a file, never loses a decision).
+        Every id is read first: a missing or unparsable one raises and nothing changes."""
+        with self._lock():
+            memories = [self.get(memory_id) for memory_id in dict.fromkeys(ids)]
+            before(memories)
+            for memory in memories:
+                try:
+                    self.path_of(memory.id).unlink(missing_ok=True)
+                except OSError as exc:
+                    raise StorageError(f"cannot delete {memory.id}: {exc.strerror}") from None
+            self.scan()
+        return memories
+
     def _write(self, memory: Memory) -> None:
         assert memory.path is not None
         write_text_atomic(memory.path, render_memory(memory))
 
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        try:
-            self._state_dir.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(self._lock_path), timeout=_LOCK_TIMEOUT_SECONDS)
-            lock.acquire()
-        except LockTimeout:
-            raise StorageError(f"timed out waiting for the store lock {self._lock_path}") from None
-        except OSError as exc:
-            raise StorageError(f"cannot lock {self._lock_path}: {exc.strerror or exc}") from None
-        try:
-            yield
-        finally:
-            lock.release()
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        return held_lock(self._lock_path, timeout=_LOCK_TIMEOUT_SECONDS, what="the store lock")
 
     # --- catalog ------------------------------------------------------------------------------
 
@@ -267,7 +289,7 @@ class MemoryStore:
         if stamp == self._catalog_stamp:
             return self._catalog_cache
         try:
-            data = json.loads(self._catalog_path.read_bytes())
+            data = json.loads(read_bytes_nofollow(self._catalog_path))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict) or data.get("version") != _CATALOG_VERSION:
@@ -289,17 +311,6 @@ class MemoryStore:
         self._catalog_cache, self._catalog_stamp = entries, (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def _read_memory_file(path: Path) -> str:
-    with path.open("rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise InvalidMemoryFile(path, f"file is larger than {MAX_FILE_BYTES} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidMemoryFile(path, "not UTF-8 text") from None
-
-
 def _entry_from_memory(memory: Memory) -> dict[str, Any]:
     return {
         "id": memory.id,
@@ -311,6 +322,8 @@ def _entry_from_memory(memory: Memory) -> dict[str, Any]:
         "occurred_at_exact": memory.occurred_at.isoformat(),
         "content_hash": memory.content_hash,
         "source": memory.source,
+        **{key: getattr(memory, key) for key in _PROVENANCE},
+        "files": list(memory.files),
         "extra": _json_safe(dict(memory.extra)),
         "stale_hash": memory.stale_hash,
     }
@@ -327,6 +340,8 @@ def _memory_from_entry(entry: Mapping[str, Any], path: Path, kind: str) -> Memor
         content_hash=entry["content_hash"],
         source=entry["source"],
         kind=kind,
+        **{key: entry[key] for key in _PROVENANCE},
+        files=tuple(entry["files"]),
         extra=MappingProxyType(entry["extra"]),
         path=path,
         stale_hash=entry["stale_hash"],
@@ -344,6 +359,18 @@ def _json_safe(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
+
+
+class MemoryFilters(TypedDict, total=False):
+    """The keyword arguments of `select_memories` (`Recall.list` passes them through)."""
+
+    scope: str | None
+    include_global: bool
+    keyword: str | None
+    since: datetime | None
+    until: datetime | None
+    newest_first: bool
+    limit: int | None
 
 
 def select_memories(

@@ -1,23 +1,30 @@
 """Configuration: `local-recall/config.toml` (committed) + `LOCAL_RECALL_*` overrides.
 
-Every key, its type and default lives in `SCHEMA` (docs/configuration.md is its prose twin).
+Every key, its type, default and doc is declared once, as a field of its section's frozen
+dataclass (`SearchConfig.min_score`, ...); `SCHEMA` is derived from them and drives validation,
+the default config.toml, docs/configuration.md's table and the hooks' settings. Only the
+standard library is imported: the hooks load this module.
 Validation is strict: an unknown key or a bad value is one `ConfigError` naming the key.
 An override is `LOCAL_RECALL_<SECTION>_<KEY>`, e.g. `LOCAL_RECALL_EMBEDDER_PROVIDER=ollama`.
 """
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from local_recall.errors import ConfigError
+from local_recall.repo.config_trust import committed_value_problem
+from local_recall.repo.files import read_text_nofollow
 
 ENV_PREFIX = "LOCAL_RECALL_"
 # LOCAL_RECALL_* variables that are not config keys (they select the repo or mark a process).
 NON_CONFIG_ENV = frozenset({"ROOT", "EXTRACTOR", "CLAUDE_BIN", "CONFIG_DIR"})
+MAX_CONFIG_BYTES = 1_000_000
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
@@ -31,115 +38,209 @@ class Key:
     maximum: float | None = None
 
 
-SCHEMA: dict[str, dict[str, Key]] = {
-    "log": {
-        "level": Key(str, "INFO", "Level written to local-recall/recall.log.", LOG_LEVELS),
-    },
-    "embedder": {
-        "provider": Key(
-            str, "minilm", "minilm (embedded, no service) or ollama.", ("minilm", "ollama")
-        ),
-        "model": Key(str, "", "Model name; empty = the provider's default."),
-        "ollama_host": Key(str, "", "Ollama URL; empty = $OLLAMA_HOST or http://127.0.0.1:11434."),
-        "timeout_seconds": Key(float, 30.0, "Timeout of one embedding request.", minimum=0.1),
-    },
-    "search": {
-        "default_limit": Key(int, 10, "Hits returned when no limit is given.", minimum=1),
-        "min_score": Key(float, 0.0, "Hits below this score are dropped.", minimum=0, maximum=1),
-        "ann_threshold": Key(
-            int,
-            5_000,
-            "Build an ANN vector index once the store has this many memories.",
-            minimum=256,
-        ),
-    },
-    "hooks": {
-        "session_start_tokens": Key(
-            int, 1000, "Token budget of the SessionStart index.", minimum=0
-        ),
-        "prompt_tokens": Key(int, 1500, "Token budget of memories added to a prompt.", minimum=0),
-        "prompt_min_score": Key(
-            float, 0.35, "Prompt hits under this score are not injected.", minimum=0, maximum=1
-        ),
-        "query_timeout_ms": Key(
-            int, 300, "How long the prompt hook waits for the daemon's answer.", minimum=10
-        ),
-        "start_daemon": Key(bool, True, "SessionStart starts the daemon if none is running."),
-    },
-    "extraction": {
-        "enabled": Key(bool, True, "Extract memories from Claude Code transcripts."),
-        "extractor": Key(str, "claude", "claude (claude -p) or ollama.", ("claude", "ollama")),
-        "model": Key(str, "haiku", "Model for extraction (claude -p --model / Ollama model)."),
-        "claude_path": Key(str, "", "Path of the claude CLI; empty = found on PATH."),
-        "timeout_seconds": Key(float, 180.0, "Timeout of one extraction call.", minimum=1),
-        "max_attempts": Key(int, 3, "Attempts per chunk before it is left for later.", minimum=1),
-        "chunk_chars": Key(int, 24_000, "Condensed transcript size per request.", minimum=1000),
-        "daily_max_calls": Key(
-            int, 200, "Extraction calls per day (UTC); 0 = no limit.", minimum=0
-        ),
-        "daily_max_tokens": Key(
-            int, 2_000_000, "Input+output tokens per day (UTC); 0 = no limit.", minimum=0
-        ),
-        "near_duplicate_threshold": Key(
-            float, 0.9, "Skip a new memory this similar to an existing one.", minimum=0, maximum=1
-        ),
-        "min_turns": Key(int, 2, "Sessions with fewer new turns wait for more.", minimum=1),
-        "idle_minutes": Key(
-            float, 10.0, "A session quiet this long is processed even below min_turns.", minimum=0
-        ),
-    },
-    "thinking": {
-        "enabled": Key(bool, False, "Store Claude's thinking + answer in thinking-memory/."),
-    },
-    "daemon": {
-        "full_pass_seconds": Key(float, 300.0, "Period of the full pass.", minimum=5),
-        "debounce_seconds": Key(
-            float, 2.0, "Quiet time before a changed transcript is processed.", minimum=0
-        ),
-        "idle_exit_minutes": Key(
-            float, 0.0, "Exit after this long without work or queries; 0 = never.", minimum=0
-        ),
-    },
-}
+def _key(
+    default: Any,
+    doc: str,
+    choices: tuple[Any, ...] | None = None,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> Any:
+    """A config key: a dataclass field whose metadata holds its schema entry (type = the
+    default's type)."""
+    spec = Key(type(default), default, doc, choices, minimum, maximum)
+    return field(default=default, metadata={"key": spec})
+
+
+# --- the schema: one frozen dataclass per [section]; SCHEMA below is derived from them ---------
+
+
+@dataclass(frozen=True, slots=True)
+class LogConfig:
+    level: str = _key("INFO", "Level written to local-recall/recall.log.", LOG_LEVELS)
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedderConfig:
+    provider: str = _key("minilm", "minilm (embedded, no service) or ollama.", ("minilm", "ollama"))
+    model: str = _key("", "Model name; empty = the provider's default.")
+    ollama_host: str = _key("", "Ollama URL; empty = $OLLAMA_HOST or http://127.0.0.1:11434.")
+    timeout_seconds: float = _key(30.0, "Timeout of one embedding request.", minimum=0.1)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchConfig:
+    default_limit: int = _key(10, "Hits returned when no limit is given.", minimum=1)
+    min_score: float = _key(0.0, "Hits below this score are dropped.", minimum=0, maximum=1)
+    ann_threshold: int = _key(
+        5_000, "Build an ANN vector index once the store has this many memories.", minimum=256
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HooksConfig:
+    session_start_tokens: int = _key(1000, "Token budget of the SessionStart index.", minimum=0)
+    prompt_tokens: int = _key(1500, "Token budget of memories added to a prompt.", minimum=0)
+    prompt_min_score: float = _key(
+        0.5, "Prompt hits under this relevance are not injected.", minimum=0, maximum=1
+    )
+    query_timeout_ms: int = _key(
+        300, "How long the prompt hook waits for the daemon's answer.", minimum=10
+    )
+    start_daemon: bool = _key(True, "SessionStart starts the daemon if none is running.")
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionConfig:
+    enabled: bool = _key(True, "Extract memories from Claude Code transcripts.")
+    extractor: str = _key("claude", "claude (claude -p) or ollama.", ("claude", "ollama"))
+    model: str = _key("haiku", "Model for extraction (claude -p --model / Ollama model).")
+    claude_path: str = _key("", "Path of the claude CLI; empty = found on PATH.")
+    timeout_seconds: float = _key(180.0, "Timeout of one extraction call.", minimum=1)
+    max_attempts: int = _key(3, "Attempts per chunk before it is left for later.", minimum=1)
+    chunk_chars: int = _key(24_000, "Condensed transcript size per request.", minimum=1000)
+    daily_max_calls: int = _key(200, "Extraction calls per day (UTC); 0 = no limit.", minimum=0)
+    daily_max_tokens: int = _key(
+        2_000_000, "Input+output tokens per day (UTC); 0 = no limit.", minimum=0
+    )
+    near_duplicate_threshold: float = _key(
+        0.9, "Skip a new memory this similar to an existing one.", minimum=0, maximum=1
+    )
+    min_turns: int = _key(2, "Sessions with fewer new turns wait for more.", minimum=1)
+    idle_minutes: float = _key(
+        10.0, "A session quiet this long is processed even below min_turns.", minimum=0
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingConfig:
+    enabled: bool = _key(False, "Store Claude's thinking + answer in thinking-memory/.")
+
+
+@dataclass(frozen=True, slots=True)
+class SummariesConfig:
+    enabled: bool = _key(True, "Write a summary of each session in session-summaries/.")
+    committed: bool = _key(
+        True, "Summaries are shared in git; false adds session-summaries/ to the .gitignore."
+    )
+    session_start_count: int = _key(
+        3, "Summaries of the branch injected at SessionStart (0 = none).", minimum=0
+    )
+    session_start_tokens: int = _key(
+        800, "Token budget of the summaries injected at SessionStart.", minimum=0
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonConfig:
+    full_pass_seconds: float = _key(300.0, "Period of the full pass.", minimum=5)
+    debounce_seconds: float = _key(
+        2.0, "Quiet time before a changed transcript is processed.", minimum=0
+    )
+    idle_exit_minutes: float = _key(
+        0.0, "Exit after this long without work or queries; 0 = never.", minimum=0
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleConfig:
+    stale_changed_ratio: float = _key(
+        0.5,
+        "A memory is stale when an anchor file changed this much since its commit "
+        "(lines added + deleted / lines now).",
+        minimum=0.01,
+    )
+    consolidate_cosine: float = _key(
+        0.85,
+        "consolidate: embeddings this close are near-duplicates when the texts also agree.",
+        minimum=0,
+        maximum=1,
+    )
+    consolidate_text_ratio: float = _key(
+        65.0,
+        "consolidate: the texts agree at this rapidfuzz token_set_ratio (0-100).",
+        minimum=0,
+        maximum=100,
+    )
+    consolidate_cosine_alone: float = _key(
+        0.95, "consolidate: embeddings this close are near-duplicates alone.", minimum=0, maximum=1
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewConfig:
+    inject_unreviewed: bool = _key(
+        True, "Hooks inject memories no person reviewed yet, marked [unreviewed]."
+    )
+    search_unreviewed: bool = _key(
+        True, 'MCP search returns unreviewed memories (each row says "unreviewed": true).'
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """Validated settings. `get(section, key)` is typed by SCHEMA; sections are read-only dicts."""
+    """Validated settings, one typed section per TOML table: `config.search.min_score`."""
 
-    values: Mapping[str, Mapping[str, Any]]
+    log: LogConfig = field(default_factory=LogConfig)
+    embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    hooks: HooksConfig = field(default_factory=HooksConfig)
+    extraction: ExtractionConfig = field(default_factory=ExtractionConfig)
+    thinking: ThinkingConfig = field(default_factory=ThinkingConfig)
+    summaries: SummariesConfig = field(default_factory=SummariesConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    review: ReviewConfig = field(default_factory=ReviewConfig)
     source: Path | None = None
+    # committed values not applied: machine keys naming another machine (repo/config_trust.py)
+    ignored: tuple[str, ...] = ()
 
-    def get(self, section: str, key: str) -> Any:
-        return self.values[section][key]
+    @property
+    def values(self) -> dict[str, dict[str, Any]]:
+        """Every key by section, as plain values."""
+        return {name: self.section(name) for name in SCHEMA}
 
-    def section(self, section: str) -> Mapping[str, Any]:
-        return self.values[section]
+    def section(self, section: str) -> dict[str, Any]:
+        part = getattr(self, section)
+        return {key: getattr(part, key) for key in SCHEMA[section]}
+
+
+SECTIONS: dict[str, Callable[..., Any]] = {
+    f.name: f.default_factory  # type: ignore[misc]
+    for f in fields(Config)
+    if f.name not in ("source", "ignored")
+}
+SCHEMA: dict[str, dict[str, Key]] = {
+    name: {f.name: f.metadata["key"] for f in fields(make())} for name, make in SECTIONS.items()
+}
 
 
 def default_config() -> Config:
-    return Config({s: {k: spec.default for k, spec in keys.items()} for s, keys in SCHEMA.items()})
+    return Config()
 
 
-def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
-    """Defaults ← config.toml ← environment. Raises ConfigError naming the bad key."""
+def load_config(
+    path: Path | None, environ: Mapping[str, str], *, user_path: Path | None = None
+) -> Config:
+    """Defaults ← the user config ← config.toml ← environment. Raises ConfigError naming the
+    bad key. The committed config.toml may not set machine keys off this machine
+    (repo/config_trust.py); the user config (`user_path`) and the environment may. Such a
+    committed value is not applied and is listed in `Config.ignored` (doctor shows it)."""
     values = {s: {k: spec.default for k, spec in keys.items()} for s, keys in SCHEMA.items()}
     source = None
-    if path is not None and path.is_file():
-        source = path
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-        for section, table in data.items():
-            if section not in SCHEMA:
-                raise ConfigError(f"{path}: unknown section [{section}]")
-            if not isinstance(table, dict):
-                raise ConfigError(f"{path}: [{section}] must be a table")
-            for key, raw in table.items():
-                values[section][key] = _coerce(section, key, raw, f"{path}: {section}.{key}")
+    ignored: list[str] = []
+    for where, committed in ((user_path, False), (path, True)):
+        if where is None or not os.path.lexists(where):
+            continue
+        source = where if committed else source
+        for section, key, raw in _read_table(where):
+            named = f"{where}: {section}.{key}"
+            value = _coerce(section, key, raw, named)
+            problem = committed_value_problem(section, key, value) if committed else None
+            if problem is not None:
+                ignored.append(f"{named}: ignored: {problem}")
+                continue
+            values[section][key] = value
     for name, raw in environ.items():
         if not name.startswith(ENV_PREFIX):
             continue
@@ -148,7 +249,44 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
             continue
         section, key = _split_env_name(rest, name)
         values[section][key] = _coerce(section, key, raw, name, from_env=True)
-    return Config(values, source)
+    sections = {name: make(**values[name]) for name, make in SECTIONS.items()}
+    return Config(**sections, source=source, ignored=tuple(ignored))
+
+
+def load_config_or_defaults(
+    path: Path | None, environ: Mapping[str, str], *, user_path: Path | None = None
+) -> tuple[Config, str | None]:
+    """For the hooks, which must answer whatever the repository holds: the config, else
+    (broken config.toml) the defaults with the user config and LOCAL_RECALL_* variables still
+    applied, else the bare defaults. The second value says what was wrong, for the log."""
+    try:
+        return load_config(path, environ, user_path=user_path), None
+    except ConfigError as exc:
+        problem = str(exc)
+    for user in (user_path, None):
+        try:
+            return load_config(None, environ, user_path=user), problem
+        except ConfigError as exc:
+            problem = f"{problem}; {exc}"
+    return Config(), problem
+
+
+def _read_table(path: Path) -> list[tuple[str, str, Any]]:
+    """(section, key, value) of a config file, read without following a symlink."""
+    try:
+        data = tomllib.loads(read_text_nofollow(path, MAX_CONFIG_BYTES))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    found = []
+    for section, table in data.items():
+        if section not in SCHEMA:
+            raise ConfigError(f"{path}: unknown section [{section}]")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [{section}] must be a table")
+        found += [(section, key, raw) for key, raw in table.items()]
+    return found
 
 
 def _split_env_name(rest: str, name: str) -> tuple[str, str]:

@@ -1,12 +1,22 @@
-"""Atomic file writes: temp file in the same directory, fsync, os.replace, fsync the directory.
+"""File access inside the repository: atomic writes, and reads that never follow a symlink.
 
-A reader (or a crash) sees the old file or the new one, never half of either. Temp files are
-named `.<name>.<random>.tmp` so listings of `*.md` never see them and .gitignore covers them."""
+Atomic writes: temp file in the same directory, fsync, os.replace, fsync the directory. A reader
+(or a crash) sees the old file or the new one, never half of either. Temp files are named
+`.<name>.<random>.tmp` so listings of `*.md` never see them and .gitignore covers them.
+
+The repository may be hostile (docs/security.md): whoever can push can commit a symbolic link
+as `local-recall/state`, `recall.log` or a memory file. Nothing here reads, writes or creates
+through one: a folder on the way that is a symlink, or a final name that is one, is refused
+(reads raise OSError ELOOP, so every caller's `except OSError` already treats it as unreadable;
+writes raise StorageError). Paths are expected below a resolved repository root (`Settings`
+and `discover_root` resolve it), so any symlink in a path's chain is one inside the repo."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -15,10 +25,76 @@ from local_recall.errors import StorageError
 _STALE_TEMP_SECONDS = 3600
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted in the tree must not hang a reader
+
+
+def through_symlink(path: Path) -> bool:
+    """Does `path` (existing or not) lead through a symbolic link, itself included?"""
+    absolute = os.path.abspath(path)
+    return os.path.realpath(absolute) != absolute
+
+
+def is_real_dir(path: Path) -> bool:
+    """A directory reached without any symbolic link on the way."""
+    return not through_symlink(path) and os.path.isdir(path)
+
+
+def _refused(path: Path, why: str) -> OSError:
+    return OSError(errno.ELOOP, f"{why}; not followed", str(path))
+
+
+def read_bytes_nofollow(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of a regular file, refusing a symlink (the file or a folder above it), a
+    non-regular file, and more than `limit` bytes: all as OSError."""
+    if through_symlink(path.parent):
+        raise _refused(path, "a folder on its path is a symbolic link")
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refused(path, "it is a symbolic link") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        data = handle.read(-1 if limit is None else limit + 1)
+    if limit is not None and len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit} bytes", str(path))
+    return data
+
+
+def read_text_nofollow(path: Path, limit: int | None = None) -> str:
+    """`read_bytes_nofollow` decoded as UTF-8 (UnicodeDecodeError, a ValueError, if not)."""
+    return read_bytes_nofollow(path, limit).decode("utf-8")
+
+
+def open_append_nofollow(path: Path) -> int:
+    """A descriptor appending to a regular file (created 0644 if missing), never through a
+    symlink: for the log, which a committed `recall.log` symlink would otherwise redirect."""
+    if through_symlink(path.parent):
+        raise _refused(path, "a folder on its path is a symbolic link")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return fd
+
+
+def check_writable_place(path: Path) -> None:
+    """Refuse (StorageError) to create or replace `path` when a folder on its way or the name
+    itself is a symbolic link: the write would land outside the repository."""
+    if through_symlink(path.parent):
+        raise StorageError(f"cannot write {path}: a folder on its path is a symbolic link")
+    if os.path.islink(path):
+        raise StorageError(f"cannot write {path}: it is a symbolic link (not replaced)")
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     import tempfile  # lazily: ~6 ms the hooks' read-only hot path never needs
 
     directory = path.parent
+    check_writable_place(path)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
@@ -55,6 +131,8 @@ def remove_stale_temp_files(directory: Path, *, older_than: float = _STALE_TEMP_
     """Temp files left by a killed writer; only old ones, so a live writer's is never touched."""
     removed = 0
     cutoff = time.time() - older_than
+    if through_symlink(directory):
+        return 0
     with contextlib.suppress(OSError):
         for entry in os.scandir(directory):
             if entry.name.startswith(".") and entry.name.endswith(".tmp"):

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from local_recall.errors import InvalidInput
-from local_recall.repo.files import write_text_atomic
+from local_recall.errors import InvalidInput, StorageError
+from local_recall.repo.files import read_text_nofollow, write_text_atomic
 
 RECALL_DIRNAME = "local-recall"
 
@@ -22,6 +22,8 @@ GITIGNORE_LINES = (
     "recall.log*",
     ".*.tmp",
 )
+# Added when `[summaries] committed = false`: session summaries then stay on this machine.
+SUMMARIES_IGNORE_LINE = "session-summaries/"
 _GITIGNORE_HEADER = (
     "# Managed by local-recall: derived, machine-local files (memories are committed)"
 )
@@ -42,6 +44,11 @@ class Layout(NamedTuple):
     @property
     def thinking_dir(self) -> Path:
         return self.recall_dir / "thinking-memory"
+
+    @property
+    def summaries_dir(self) -> Path:
+        """Session summaries: one `<session id>.md` per Claude Code session."""
+        return self.recall_dir / "session-summaries"
 
     @property
     def config_path(self) -> Path:
@@ -87,17 +94,46 @@ def discover_root(explicit: str | None, environ: Mapping[str, str], cwd: Path) -
     for folder in (start, *start.parents):
         if (folder / ".git").exists():
             return folder
+    for folder in (start, *start.parents):
+        if _is_git_dir(folder):  # a bare repository, or inside one: there is no checkout
+            raise InvalidInput(
+                f"{folder} is a git directory without a working tree (a bare repository): "
+                "run local-recall in a checkout"
+            )
     return start
 
 
-def ensure_gitignore(layout: Layout) -> list[str]:
-    """Add missing managed lines to local-recall/.gitignore; never remove or reorder a person's.
+def _is_git_dir(folder: Path) -> bool:
+    return (
+        (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir()
+    )
+
+
+def recall_dir_problem(layout: Layout) -> str | None:
+    """Why local-recall/ cannot be used (a file, a symlink), or None (absent is fine: init)."""
+    path = layout.recall_dir
+    if os.path.islink(path):
+        return f"{path} is a symbolic link; local-recall does not follow it (remove it)"
+    if os.path.lexists(path) and not os.path.isdir(path):
+        return f"{path} exists but is not a folder (remove or rename it, then run init)"
+    return None
+
+
+def ensure_gitignore(layout: Layout, *, summaries_committed: bool = True) -> list[str]:
+    """Add missing managed lines to local-recall/.gitignore; never remove or reorder a person's
+    (so setting `[summaries] committed` back to true means deleting that line by hand).
 
     Returns the lines added."""
     path = layout.gitignore_path
-    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        existing = read_text_nofollow(path, 1_000_000)  # never through a committed symlink
+    except FileNotFoundError:
+        existing = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StorageError(f"cannot read {path}: {exc}") from None
     present = {line.strip() for line in existing.splitlines()}
-    missing = [line for line in GITIGNORE_LINES if line not in present]
+    wanted = GITIGNORE_LINES if summaries_committed else (*GITIGNORE_LINES, SUMMARIES_IGNORE_LINE)
+    missing = [line for line in wanted if line not in present]
     if not missing:
         return []
     parts = [existing]

@@ -10,6 +10,9 @@ Every memory becomes one index row. Two fingerprints say when the row is out of 
 Keywords are deliberately not embedded: they are derived from (or added to) the subject and
 body, carry little new meaning for a sentence embedder, and people edit them; editing them, the
 scope or the date must not cost an embedding.
+
+`decide_rebuild` says when the whole index must be rebuilt instead (no index, another embedder,
+another INDEX_FORMAT); index_sync.py carries out both decisions.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Final
 
 from local_recall.memory.model import Memory, format_timestamp
 from local_recall.search.text_terms import identifier_parts
@@ -27,6 +31,7 @@ MIN_PASSAGE_BODY_CHARS = 200
 MAX_PASSAGES = 16  # sentences of a long body beyond these are covered by the whole-text vector
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
+INDEX_FORMAT: Final = 2  # bump when the tables' columns change: every index is rebuilt
 # Bump when what is embedded changes (every memory is embedded again) ...
 TEXT_RECIPE = "text-3"
 # ... or when the rest of the row changes shape (rows are rewritten, vectors kept).
@@ -48,6 +53,40 @@ class IndexPlan:
     @property
     def is_empty(self) -> bool:
         return not (self.to_embed or self.to_update or self.to_remove)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexMeta:
+    """What meta.json records. `embedder` is None for an index of text-only rows."""
+
+    format: int
+    embedder: str | None  # embedder_fingerprint(), e.g. "minilm:all-MiniLM-L6-v2-int8:384"
+    identity: str  # provider:model, comparable without asking the embedder anything
+    dim: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "embedder": self.embedder,
+            "identity": self.identity,
+            "dim": self.dim,
+        }
+
+
+def decide_rebuild(meta: IndexMeta | None, *, fingerprint: str | None, identity: str) -> str | None:
+    """Why the whole index must be rebuilt, or None. `fingerprint` is None when the embedder
+    cannot be asked right now: then an index of the configured model is kept as it is."""
+    if meta is None:
+        return "no index yet"
+    if meta.format != INDEX_FORMAT:
+        return f"index format {meta.format} → {INDEX_FORMAT}"
+    if fingerprint is not None:
+        if meta.embedder != fingerprint:
+            return f"embedder {meta.embedder or 'none'} → {fingerprint}"
+        return None
+    if meta.identity != identity:
+        return f"embedder {meta.identity} → {identity} (not reachable: text-only rows)"
+    return None
 
 
 def plan_index_sync(

@@ -11,8 +11,7 @@ import re
 import unicodedata
 from typing import Final
 
-MAX_QUERY_CHARS: Final = 2_000  # a 10 KB paste is cut: the head says what it is about
-MAX_QUERY_TERMS: Final = 48
+from local_recall.search.limits import MAX_QUERY_CHARS, MAX_QUERY_TERMS
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # letters and digits; '_' and punctuation split
 _IDENTIFIER = re.compile(

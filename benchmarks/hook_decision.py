@@ -1,0 +1,301 @@
+"""The prompt hook's decision, measured with the real hook process on LoCoMo dev stores.
+
+    .venv/bin/python benchmarks/hook_decision.py --data DIR [--workdir DIR] [--json OUT]
+        [--conversations conv-42,conv-43] [--positives 24] [--foreign 20] [--generic 10]
+
+DIR holds LoCoMo conversations as `conv-*.json` (one file per conversation of data/locomo10.json
+in the public snap-research/locomo repository; default: $LOCOMO_DATA). Each conversation's
+observations become one memory store (as in locomo.py), indexed once. Prompts per store:
+`--positives` of its own questions (the answer is in the store), and negatives with nothing to
+find: `--foreign` questions of the next conversation (other people) and `--generic` everyday
+coding prompts (generic_prompts.EVAL). Each prompt is fed, as Claude Code does, as JSON on the
+stdin of a new `local-recall hook user-prompt-submit` process — once with the repository's
+daemon running (the normal case) and once with no daemon (the in-process fallback).
+
+Figures: evidence injected (positives whose injected context shows a memory carrying one of the
+question's evidence dia_ids in full), something injected on negatives, tokens injected per prompt
+(characters / 4; mean and p95), and agreement (same inject / skip decision on both paths).
+The library measured is the one in this script's tree (PYTHONPATH is set to it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(PROJECT))
+
+import generic_prompts  # noqa: E402
+import locomo  # noqa: E402
+
+PYTHON = Path(sys.executable).absolute()
+SCRIPT = PYTHON.parent / "local-recall"
+CHARS_PER_TOKEN = 4
+_SHOWN = re.compile(r"^id ([0-9a-f-]{36}) ·", re.MULTILINE)
+_POINTER = re.compile(r"^- ([0-9a-f-]{36}) ", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    store: str
+    text: str
+    kind: str  # "positive", "foreign" or "generic"
+    evidence: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    injected: bool
+    shown: tuple[str, ...]  # memory ids injected in full
+    pointers: tuple[str, ...]
+    tokens: int
+    seconds: float
+
+
+def clean_env(repo: Path, **extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("LOCAL_RECALL_", "CLAUDE")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env["PYTHONPATH"] = str(PROJECT)  # the hook and the daemon run this tree's library
+    env["CLAUDE_PROJECT_DIR"] = str(repo)
+    env["CLAUDE_CONFIG_DIR"] = str(repo.parent / f"{repo.name}-claude")
+    env["LOCAL_RECALL_EXTRACTION_ENABLED"] = "false"
+    env.update(extra)
+    return env
+
+
+def prompts_for(
+    conversations: dict[str, dict[str, Any]], positives: int, foreign: int, generic: int, seed: int
+) -> list[Prompt]:
+    rng = random.Random(seed)
+    names = sorted(conversations)
+    chosen: list[Prompt] = []
+    for i, name in enumerate(names):
+        own = locomo.questions(conversations[name])
+        for q in rng.sample(own, min(positives, len(own))):
+            chosen.append(Prompt(name, q.text, "positive", q.evidence))
+        other = locomo.questions(conversations[names[(i + 1) % len(names)]])
+        if len(names) > 1:
+            for q in rng.sample(other, min(foreign, len(other))):
+                chosen.append(Prompt(name, q.text, "foreign", frozenset()))
+        for text in rng.sample(generic_prompts.EVAL, min(generic, len(generic_prompts.EVAL))):
+            chosen.append(Prompt(name, text, "generic", frozenset()))
+    return chosen
+
+
+def build_store(root: Path, conv: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """The conversation's observations as memory files in a git repository, indexed."""
+    from local_recall.search.embedders import MiniLMEmbedder
+
+    items = locomo.corpus(conv, "obs")
+    fresh = not (root / "local-recall").is_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    if not (root / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    recall = locomo.open_store(root, MiniLMEmbedder())
+    labels = locomo.load(recall, items) if fresh else locomo._labels(recall, items)
+    recall.sync_index()
+    return labels
+
+
+def run_hook(repo: Path, prompt: str, env: dict[str, str]) -> Decision:
+    payload = {
+        "session_id": "hook-decision",
+        "cwd": str(repo),
+        "prompt": prompt,
+        "hook_event_name": "UserPromptSubmit",
+    }
+    started = time.perf_counter()
+    done = subprocess.run(
+        [str(SCRIPT), "hook", "user-prompt-submit"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=env,
+        cwd=repo,
+        check=False,
+        timeout=60,
+    )
+    seconds = time.perf_counter() - started
+    context = ""
+    if done.stdout.strip():
+        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    return Decision(
+        injected=bool(context),
+        shown=tuple(_SHOWN.findall(context)),
+        pointers=tuple(_POINTER.findall(context)),
+        tokens=len(context) // CHARS_PER_TOKEN,
+        seconds=seconds,
+    )
+
+
+def daemon(repo: Path, env: dict[str, str], action: str) -> None:
+    subprocess.run(
+        [str(SCRIPT), "--root", str(repo), "daemon", action],
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=600,
+    )
+
+
+def wait_until_ready(repo: Path, deadline: float = 600) -> None:
+    status = repo / "local-recall" / "state" / "daemon.json"
+    until = time.monotonic() + deadline
+    while time.monotonic() < until:
+        try:
+            data = json.loads(status.read_text())
+            if data.get("state") == "running" and data.get("last_pass"):
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"the daemon of {repo} did not become ready")
+
+
+def fallbacks(repo: Path) -> int:
+    log = repo / "local-recall" / "recall.log"
+    if not log.exists():
+        return 0
+    return log.read_text(encoding="utf-8", errors="replace").count("searching in-process")
+
+
+def p95(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] if ordered else 0.0
+
+
+def summarise(
+    prompts: Sequence[Prompt],
+    decisions: dict[str, list[Decision]],
+    labels: dict[str, dict[str, frozenset[str]]],
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for path, got in decisions.items():
+        pos = [(p, d) for p, d in zip(prompts, got, strict=True) if p.kind == "positive"]
+        neg = [(p, d) for p, d in zip(prompts, got, strict=True) if p.kind != "positive"]
+        hit = [any(labels[p.store][m] & p.evidence for m in d.shown) for p, d in pos]
+        out[path] = {
+            "evidence_injected": sum(hit) / max(1, len(pos)),
+            "positives_injected": sum(d.injected for _, d in pos) / max(1, len(pos)),
+            "negatives_injected": sum(d.injected for _, d in neg) / max(1, len(neg)),
+            "foreign_injected": _share([d for p, d in neg if p.kind == "foreign"]),
+            "generic_injected": _share([d for p, d in neg if p.kind == "generic"]),
+            "tokens_positive_mean": statistics.fmean(d.tokens for _, d in pos) if pos else 0,
+            "tokens_positive_p95": p95([d.tokens for _, d in pos]),
+            "tokens_negative_mean": statistics.fmean(d.tokens for _, d in neg) if neg else 0,
+            "tokens_negative_p95": p95([d.tokens for _, d in neg]),
+            "seconds_p50": statistics.median(d.seconds for d in got),
+        }
+    if len(decisions) == 2:
+        a, b = decisions.values()
+        out["agreement"] = sum(x.injected == y.injected for x, y in zip(a, b, strict=True)) / max(
+            1, len(a)
+        )
+    out["positives"] = sum(p.kind == "positive" for p in prompts)
+    out["negatives"] = sum(p.kind != "positive" for p in prompts)
+    return out
+
+
+def _share(got: Sequence[Decision]) -> float:
+    return sum(d.injected for d in got) / max(1, len(got))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    default_data = os.environ.get("LOCOMO_DATA")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path(default_data) if default_data else None,
+        help="folder of LoCoMo conv-*.json files (default: $LOCOMO_DATA)",
+    )
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/local-recall-hook-decision"))
+    parser.add_argument("--conversations", default="", help="e.g. conv-42,conv-43 (default: all)")
+    parser.add_argument("--positives", type=int, default=24)
+    parser.add_argument("--foreign", type=int, default=20)
+    parser.add_argument("--generic", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--paths", default="daemon,fallback")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="LOCAL_RECALL_X=V",
+        help="a config override for the hook and the daemon, e.g. "
+        "LOCAL_RECALL_HOOKS_PROMPT_MIN_SCORE=0.5 (repeatable)",
+    )
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    overrides = dict(item.split("=", 1) for item in args.set)
+    if args.data is None:
+        parser.error("give --data DIR or set $LOCOMO_DATA (LoCoMo conv-*.json files)")
+    wanted = {c for c in args.conversations.split(",") if c}
+    conversations = {
+        path.stem: json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(args.data.glob("conv-*.json"))
+        if not wanted or path.stem in wanted
+    }
+    prompts = prompts_for(conversations, args.positives, args.foreign, args.generic, args.seed)
+    workdir: Path = args.workdir.absolute()
+    labels: dict[str, dict[str, frozenset[str]]] = {}
+    for name, conv in conversations.items():
+        print(f"store {name} ...", flush=True)
+        labels[name] = build_store(workdir / name, conv)
+    decisions: dict[str, list[Decision]] = {}
+    notes: dict[str, int] = {}
+    for path in args.paths.split(","):
+        got: dict[int, Decision] = {}
+        for name in conversations:
+            repo = workdir / name
+            env = clean_env(repo, **overrides)
+            daemon(repo, env, "stop")
+            if path == "daemon":
+                daemon(repo, env, "start")
+                wait_until_ready(repo)
+            else:
+                env = clean_env(repo, **overrides, LOCAL_RECALL_HOOKS_START_DAEMON="false")
+            before = fallbacks(repo)
+            for i, prompt in enumerate(prompts):
+                if prompt.store == name:
+                    got[i] = run_hook(repo, prompt.text, env)
+            notes[f"{path}/{name}/in-process"] = fallbacks(repo) - before
+            if path == "daemon":
+                daemon(repo, env, "stop")
+        decisions[path] = [got[i] for i in range(len(prompts))]
+        print(f"  {path}: done", flush=True)
+    results = summarise(prompts, decisions, labels)
+    results["in_process_searches"] = notes
+    results["conversations"] = sorted(conversations)
+    results["overrides"] = overrides
+    print(json.dumps({k: v for k, v in results.items() if k != "in_process_searches"}, indent=1))
+    if args.json:
+        detail = [
+            {
+                **asdict(p),
+                "evidence": sorted(p.evidence),
+                **{k: asdict(v[i]) for k, v in decisions.items()},
+            }
+            for i, p in enumerate(prompts)
+        ]
+        args.json.write_text(json.dumps({"summary": results, "prompts": detail}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""Calling a model until it answers: `run_attempts`, shared by both backends."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import replace
+
+from local_recall.capture.extraction.prompt import (
+    AttemptFailure,
+    ExtractionResult,
+    ModelAnswer,
+    backoff_delay,
+    validate_candidates,
+)
+from local_recall.capture.extraction.summary_prompt import SummaryResult, validate_summary
+from local_recall.errors import ExtractionFailed, ExtractorUnavailable, InvalidInput, RateLimited
+from local_recall.redaction.secrets import redact
+
+# Attempts
+
+
+def run_attempts(
+    attempt: Callable[[], ModelAnswer | AttemptFailure],
+    *,
+    max_attempts: int,
+    backoff_seconds: float,
+    sleep: Callable[[float], None],
+    shown: Collection[str] = (),
+) -> ExtractionResult:
+    """Call `attempt` until it answers, sleeping `backoff_delay` between transient failures.
+    Token usage is summed over every attempt that reported some. `shown`: the ids of the
+    existing memories the prompt listed (the only ones a `supersedes` may name)."""
+    answer = run_until_answer(
+        attempt, max_attempts=max_attempts, backoff_seconds=backoff_seconds, sleep=sleep
+    )
+    memories, dropped = validate_candidates(list(answer.structured["memories"]), shown)
+    return ExtractionResult(
+        memories, dropped, answer.input_tokens, answer.output_tokens, answer.cost_usd
+    )
+
+
+def run_summary_attempts(
+    attempt: Callable[[], ModelAnswer | AttemptFailure],
+    *,
+    max_attempts: int,
+    backoff_seconds: float,
+    sleep: Callable[[float], None],
+) -> SummaryResult:
+    """`run_attempts` for a session summary: the answer validated by `validate_summary`
+    (an unusable one raises ExtractionFailed)."""
+    answer = run_until_answer(
+        attempt, max_attempts=max_attempts, backoff_seconds=backoff_seconds, sleep=sleep
+    )
+    try:
+        fields = validate_summary(answer.structured)
+    except InvalidInput as exc:
+        raise ExtractionFailed(f"unusable summary: {exc}") from None
+    return SummaryResult(fields, answer.input_tokens, answer.output_tokens, answer.cost_usd)
+
+
+def run_until_answer(
+    attempt: Callable[[], ModelAnswer | AttemptFailure],
+    *,
+    max_attempts: int,
+    backoff_seconds: float,
+    sleep: Callable[[float], None],
+) -> ModelAnswer:
+    """The first answer, with the tokens and cost of every attempt summed into it. Raises
+    ExtractorUnavailable, ExtractionFailed or RateLimited as `run_attempts` documents."""
+    spent_in, spent_out, cost, costed = 0, 0, 0.0, False
+    failure: AttemptFailure | None = None
+    for number in range(1, max(1, max_attempts) + 1):
+        if number > 1:
+            sleep(backoff_delay(number - 1, backoff_seconds))
+        outcome = attempt()
+        spent_in += outcome.input_tokens
+        spent_out += outcome.output_tokens
+        if outcome.cost_usd is not None:
+            cost, costed = cost + outcome.cost_usd, True
+        if isinstance(outcome, ModelAnswer):
+            return ModelAnswer(outcome.structured, spent_in, spent_out, cost if costed else None)
+        # An API error or the model's own text can quote what it was sent; the reason ends up
+        # in the log, the pipeline state file and command output.
+        failure = replace(outcome, reason=redact(outcome.reason).text)
+        if failure.kind == "unavailable":
+            raise ExtractorUnavailable(failure.reason)
+        if failure.kind == "permanent":
+            raise ExtractionFailed(failure.reason)
+    assert failure is not None
+    summary = f"{failure.reason} (after {max(1, max_attempts)} attempts)"
+    if failure.kind == "rate_limited":
+        raise RateLimited(summary)  # neither the CLI nor Ollama reports a retry-after
+    raise ExtractionFailed(summary)

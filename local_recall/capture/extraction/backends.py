@@ -1,0 +1,40 @@
+"""Which extractor a pass uses: `build_extractor` from `[extraction]` and the settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from local_recall.capture.extraction.claude_cli import ClaudeCliExtractor
+from local_recall.capture.extraction.ollama_chat import OllamaChatExtractor
+from local_recall.capture.extraction.prompt import Extractor
+from local_recall.repo.config import ExtractionConfig
+
+
+def build_extractor(
+    config: ExtractionConfig,
+    *,
+    ollama_host: str,
+    environ: Mapping[str, str],
+    which: Callable[[str], str | None],
+) -> Extractor:
+    """The extractor `[extraction] extractor` names. claude: `claude -p` (claude_path, else
+    `$LOCAL_RECALL_CLAUDE_BIN`, else `claude` found by `which`: the settings' PATH) run with
+    `environ` (the settings' environment); ollama: a chat model on `ollama_host` (`[embedder]
+    ollama_host`), else `$OLLAMA_HOST`. Both take model, timeout_seconds and max_attempts."""
+    if config.extractor == "ollama":
+        host = ollama_host or environ.get("OLLAMA_HOST") or None
+        return OllamaChatExtractor(
+            config.model,
+            host,
+            timeout_seconds=config.timeout_seconds,
+            max_attempts=config.max_attempts,
+        )
+    path = config.claude_path or environ.get("LOCAL_RECALL_CLAUDE_BIN")
+    return ClaudeCliExtractor(
+        path or None,
+        model=config.model,
+        timeout_seconds=config.timeout_seconds,
+        max_attempts=config.max_attempts,
+        environ=environ,
+        which=which,
+    )

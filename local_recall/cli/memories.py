@@ -1,0 +1,207 @@
+"""Reading and writing memories by hand: `add`, `list`, `show`, `edit`, `rm`, and `scan` (secrets
+in memory files, for CI and the pre-commit hook)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from local_recall.cli.app import AppContext, cli, emit_json, memory_row, parse_when, pass_app
+from local_recall.errors import InvalidInput
+from local_recall.memory.model import format_timestamp
+from local_recall.repo.files import through_symlink
+from local_recall.repo.layout import Layout
+
+
+@cli.command()
+@click.option("--subject", "-s", required=True, help="One line, 1-200 characters.")
+@click.option("--body", "-b", default=None, help="Markdown body; read from stdin when absent.")
+@click.option(
+    "--keyword",
+    "-k",
+    "keywords",
+    multiple=True,
+    help="Repeat for several; extracted automatically when none is given.",
+)
+@click.option(
+    "--scope",
+    default="global",
+    show_default=True,
+    help="global, file:<repo-relative path> or area:<name>.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
+@pass_app
+def add(
+    app: AppContext,
+    subject: str,
+    body: str | None,
+    keywords: Sequence[str],
+    scope: str,
+    as_json: bool,
+) -> None:
+    """Add a memory and print its id (the existing id if the same content is already stored)."""
+    if body is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InvalidInput("no body: pass --body or pipe the body on stdin")
+        body = sys.stdin.read()
+    result = app.recall.save(
+        subject, body, keywords=list(keywords) or None, scope=scope, source="cli"
+    )
+    if as_json:
+        emit_json({**memory_row(result.memory), "created": result.created})
+    else:
+        click.echo(result.memory.id)
+
+
+@cli.command(name="list")
+@click.option(
+    "--scope", default=None, help="Only memories for this scope (file:src/ = under src/)."
+)
+@click.option("--no-global", is_flag=True, help="With --scope: leave out global memories.")
+@click.option("--keyword", "-k", default=None, help="Only memories with this keyword.")
+@click.option("--since", default=None, help="Only memories on or after this ISO date/time.")
+@click.option("--until", default=None, help="Only memories on or before this ISO date/time.")
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=None, help="At most N.")
+@click.option("--newest-first", is_flag=True, help="Newest first (default: oldest first).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@pass_app
+def list_command(
+    app: AppContext,
+    scope: str | None,
+    no_global: bool,
+    keyword: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int | None,
+    newest_first: bool,
+    as_json: bool,
+) -> None:
+    """List memories, sorted by when they occurred."""
+    memories = app.recall.list(
+        scope=scope,
+        include_global=not no_global,
+        keyword=keyword,
+        since=parse_when(since, "--since"),
+        until=parse_when(until, "--until"),
+        newest_first=newest_first,
+        limit=limit,
+    )
+    if as_json:
+        emit_json([memory_row(m) for m in memories])
+        return
+    for memory in memories:
+        click.echo(
+            f"{format_timestamp(memory.occurred_at)[:10]}  {memory.id}  "
+            f"{memory.applies_to:<20}  {memory.subject}"
+        )
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
+@pass_app
+def show(app: AppContext, memory_id: str, as_json: bool) -> None:
+    """Show one memory."""
+    memory = app.recall.get(memory_id)
+    if as_json:
+        emit_json(memory.to_json())
+        return
+    click.echo(f"id:          {memory.id}")
+    click.echo(f"subject:     {memory.subject}")
+    click.echo(f"applies_to:  {memory.applies_to}")
+    click.echo(f"occurred_at: {format_timestamp(memory.occurred_at)}")
+    click.echo(f"keywords:    {', '.join(memory.keywords)}")
+    if memory.source:
+        click.echo(f"source:      {memory.source}")
+    click.echo(f"path:        {memory.path}")
+    click.echo("")
+    click.echo(memory.body)
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--subject", "-s", default=None, help="New subject.")
+@click.option("--body", "-b", default=None, help="New body ('-' reads it from stdin).")
+@click.option("--keyword", "-k", "keywords", multiple=True, help="Replace the keywords.")
+@click.option("--scope", default=None, help="New scope.")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
+@pass_app
+def edit(
+    app: AppContext,
+    memory_id: str,
+    subject: str | None,
+    body: str | None,
+    keywords: Sequence[str],
+    scope: str | None,
+    as_json: bool,
+) -> None:
+    """Change fields of a memory (the content hash is recomputed)."""
+    if body == "-":
+        body = sys.stdin.read()
+    if subject is None and body is None and not keywords and scope is None:
+        raise InvalidInput("nothing to change: give --subject, --body, --keyword or --scope")
+    memory = app.recall.update(
+        memory_id, subject=subject, body=body, keywords=list(keywords) or None, scope=scope
+    )
+    if as_json:
+        emit_json(memory_row(memory))
+    else:
+        click.echo(memory.id)
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="Print what was deleted as JSON.")
+@pass_app
+def rm(app: AppContext, memory_id: str, as_json: bool) -> None:
+    """Delete a memory file."""
+    memory = app.recall.delete(memory_id)
+    if as_json:
+        emit_json({"deleted": memory.id, "path": str(memory.path)})
+    else:
+        click.echo(f"deleted {memory.id}")
+
+
+def _files_inside(folder: Path) -> list[str]:
+    """The `*.md` files under `folder`, walked without following a symbolic link."""
+    if through_symlink(folder):
+        raise InvalidInput(f"{folder} is a symbolic link; not followed")
+    found = []
+    for parent, _, names in os.walk(folder):
+        found += [
+            path
+            for path in (os.path.join(parent, name) for name in names if name.endswith(".md"))
+            if not os.path.islink(path) and os.path.isfile(path)
+        ]
+    return sorted(found)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print findings as a JSON array.")
+@pass_app
+def scan(app: AppContext, paths: Sequence[str], as_json: bool) -> None:
+    """Report secrets in memory files (default: all of local-recall/). Exit 1 if any is found.
+
+    Prints path, line and kind — never the secret. For CI and the pre-commit hook."""
+    from local_recall.redaction.secrets import scan_paths
+
+    # By default the repository's own files, never through a committed symlink
+    targets = list(paths) or _files_inside(Layout(app.settings.root).recall_dir)
+    missing = [p for p in targets if not Path(p).exists()]
+    if missing:
+        raise InvalidInput(f"no such file or folder: {missing[0]}")
+    findings = scan_paths(targets)
+    if as_json:
+        emit_json([{"path": str(f.path), "line": f.line, "kind": f.kind} for f in findings])
+    else:
+        for finding in findings:
+            click.echo(f"{finding.path}:{finding.line}: {finding.kind}")
+        if not findings:
+            click.echo(f"no secrets found in {len(targets)} path(s)", err=True)
+    if findings:
+        sys.exit(1)

@@ -1,0 +1,191 @@
+"""Setting up and checking: `init`, `uninstall`, `doctor`, and `mcp` (the server Claude Code
+starts)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from local_recall.cli.app import AppContext, cli, emit_json, pass_app
+from local_recall.doctor import (
+    FAIL,
+    Check,
+    check_claude_cli,
+    check_claude_hooks,
+    check_claude_mcp,
+    check_config,
+    check_destinations,
+    check_layout,
+    check_memory_files,
+    check_python,
+    check_search,
+    check_stale,
+)
+from local_recall.errors import RecallError
+from local_recall.logs import log_to_repo
+from local_recall.recall import Recall
+from local_recall.repo.layout import Layout
+
+if TYPE_CHECKING:
+    from local_recall.search.status import IndexHealth
+
+
+_CLAUDE_SCOPE = click.Choice(["project", "local", "user"])
+_CLAUDE_SCOPE_HELP = (
+    "Where the hooks go: project = <repo>/.claude/settings.json, local = "
+    "<repo>/.claude/settings.local.json (not committed), user = ~/.claude/settings.json "
+    "(honours CLAUDE_CONFIG_DIR). The MCP server always goes in <repo>/.mcp.json."
+)
+
+
+@cli.command()
+@click.option(
+    "--scope", type=_CLAUDE_SCOPE, default="project", show_default=True, help=_CLAUDE_SCOPE_HELP
+)
+@click.option("--no-claude", is_flag=True, help="Do not touch Claude Code's settings/.mcp.json.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
+    """Create local-recall/ and install the hooks and MCP server into Claude Code. Safe to run
+    again: nothing that is already right is rewritten."""
+    from local_recall.claude_code.install import InstallReport, find_launcher, install
+
+    report = app.recall.init()
+    log_to_repo(app.recall)  # recall.log can exist only now
+    claude = InstallReport(())
+    if not no_claude:
+        settings = app.settings
+        launcher = find_launcher(search_path=settings.environ.get("PATH", os.defpath))
+        claude = install(
+            report.root,
+            claude_config_dir=settings.claude_config_dir,
+            scope=scope,
+            launcher=launcher,
+        )
+    if as_json:
+        emit_json(
+            {
+                "root": str(report.root),
+                "created": [str(p) for p in report.created_dirs],
+                "wrote_config": report.wrote_config,
+                "gitignore_added": list(report.gitignore_added),
+                "gitattributes_added": list(report.gitattributes_added),
+                "claude": [c.to_json() for c in claude.changes],
+            }
+        )
+        return
+    layout = app.recall.layout
+    click.echo(f"local-recall ready in {layout.recall_dir}")
+    if report.wrote_config:
+        click.echo(f"  wrote {layout.config_path}")
+    if report.gitignore_added:
+        click.echo(f"  .gitignore: added {', '.join(report.gitignore_added)}")
+    if report.gitattributes_added:
+        click.echo(f"  .gitattributes: added {', '.join(report.gitattributes_added)}")
+    for change in claude.changes:
+        click.echo(f"  Claude Code {change.what}: {change.action} {change.path}")
+    _suggest_ollama(app.recall)
+
+
+def _suggest_ollama(recall: Recall) -> None:
+    """Say how to switch to a running Ollama; the config is never changed silently."""
+    from local_recall.search.embedders import ollama_available
+
+    embedder = recall.config.embedder
+    if embedder.provider != "minilm":
+        return
+    if ollama_available(embedder.ollama_host or None, timeout=0.3, env=recall.settings.environ):
+        click.echo(
+            '  Ollama is running: to embed with it, set provider = "ollama" under '
+            "[embedder] in local-recall/config.toml, then run `local-recall index`"
+        )
+
+
+@cli.command()
+@click.option(
+    "--scope",
+    type=_CLAUDE_SCOPE,
+    default="project",
+    show_default=True,
+    help="Which settings file to remove the hooks from (as for init).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+def uninstall(app: AppContext, scope: str, as_json: bool) -> None:
+    """Remove local-recall's hooks and MCP server from Claude Code (exactly what init added).
+    Memories and local-recall/ are kept."""
+    from local_recall.claude_code.install import uninstall as uninstall_claude
+
+    settings = app.settings
+    report = uninstall_claude(
+        settings.root, claude_config_dir=settings.claude_config_dir, scope=scope
+    )
+    if as_json:
+        emit_json([c.to_json() for c in report.changes])
+        return
+    for change in report.changes:
+        click.echo(f"Claude Code {change.what}: {change.action} {change.path}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@pass_app
+def doctor(app: AppContext, as_json: bool) -> None:
+    """Check configuration, memory files and environment. Exit 1 if anything failed."""
+    settings = app.settings
+    layout = Layout(settings.root)
+    try:  # opened once; a config error is reported by the checks that need the repository
+        opened: Recall | RecallError = app.recall
+    except RecallError as exc:
+        opened = exc
+
+    def recall() -> Recall:
+        if isinstance(opened, RecallError):
+            raise opened
+        return opened
+
+    def scan() -> tuple[int, list[tuple[Path, str]], int]:
+        result = recall().scan()
+        stale = sum(1 for m in result.memories if m.stale_hash)
+        problems = recall().problems()  # episodic and thinking (a symlinked folder, too)
+        return len(result.memories), [(p.path, p.reason) for p in problems], stale
+
+    def search_health() -> IndexHealth:
+        return recall().searcher.health()
+
+    checks: list[Check] = [
+        *check_layout(layout),
+        *check_config(opened.config if isinstance(opened, Recall) else opened),
+    ]
+    if layout.recall_dir.is_dir():
+        checks.extend(check_memory_files(scan))
+        checks.extend(check_search(search_health))
+        checks.extend(check_stale(lambda: len(recall().stale_memories())))
+    checks.extend(check_python())
+    checks.extend(check_claude_hooks(settings.root, settings.claude_config_dir, settings.which))
+    checks.extend(check_claude_mcp(settings.root, settings.claude_config_dir, settings.which))
+    checks.extend(check_claude_cli(settings.which))
+    if isinstance(opened, Recall):
+        config, user_config = opened.config, settings.user_config_path
+        checks.extend(check_destinations(config, settings.environ, user_config))
+    if as_json:
+        emit_json([c.to_json() for c in checks])
+    else:
+        marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+        for check in checks:
+            click.echo(f"[{marks[check.status]}] {check.name}: {check.detail}")
+    if any(c.status == FAIL for c in checks):
+        sys.exit(1)
+
+
+@cli.command()
+@pass_app
+def mcp(app: AppContext) -> None:
+    """Run the MCP server on stdin/stdout (Claude Code starts it; see docs/mcp.md)."""
+    from local_recall.claude_code.mcp_server import serve
+
+    serve(app.settings)

@@ -1,0 +1,51 @@
+"""`local-recall ui`: open the memory viewer in the browser (docs/ui.md). The repo's daemon
+serves it; this starts the daemon when none runs, asks it for the viewer's URL over its private
+socket, prints the URL and opens a browser unless `--no-browser`."""
+
+from __future__ import annotations
+
+import webbrowser
+
+import click
+
+from local_recall.cli.app import AppContext, cli, pass_app
+from local_recall.errors import RecallError
+from local_recall.repo.layout import Layout
+
+ASK_SECONDS = 30.0  # the first request starts the web server (and may wait for an index build)
+
+
+@cli.command(name="ui")
+@click.option("--no-browser", is_flag=True, help="Print the URL only; do not open a browser.")
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=float,
+    default=20.0,
+    show_default=True,
+    help="Seconds to wait for a daemon to start.",
+)
+@pass_app
+def ui(app: AppContext, no_browser: bool, wait_seconds: float) -> None:
+    """Browse, search, review and edit memories in the browser (served on 127.0.0.1 only,
+    behind a random token in the URL)."""
+    from local_recall.daemon.control import start_daemon
+    from local_recall.daemon.query_client import ask, daemon_sockets
+
+    settings = app.settings
+    started = start_daemon(settings, wait_seconds=wait_seconds)
+    if not started.ready:
+        raise RecallError(f"daemon did not start (pid {started.pid}): {started.detail}")
+    sockets = daemon_sockets(settings.root, Layout(settings.root).state_dir, settings.environ)
+    reply = ask(sockets, {"op": "ui"}, ASK_SECONDS)
+    if reply is None:
+        raise RecallError("the daemon did not answer; see local-recall/recall.log")
+    url = reply.get("url")
+    if reply.get("ok") is not True or not isinstance(url, str):
+        raise RecallError(
+            "the running daemon cannot serve the viewer "
+            f"({reply.get('error', 'no url')}): restart it with `local-recall daemon stop`"
+        )
+    click.echo(url)
+    if not no_browser and not webbrowser.open(url):
+        click.echo("(no browser found: open the URL above)", err=True)

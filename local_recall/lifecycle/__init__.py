@@ -1,0 +1,1 @@
+"""A memory's life in a team's repository: provenance, review, staleness, branches, merging."""

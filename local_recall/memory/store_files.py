@@ -1,0 +1,69 @@
+"""Which files of a memory folder are read, and reading one: never through a symlink.
+
+Only regular files named `<canonical uuid>.md` are memories. The same UUID spelled in upper
+case, without dashes or with a leading space would be a second file for one id (listed twice,
+deleted once), and a symlink — committed by anyone who can push — would show content from
+outside the repository. Such entries are reported by path with the reason, never read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from local_recall.errors import InvalidMemoryFile
+from local_recall.repo.files import read_bytes_nofollow, through_symlink
+
+MAX_FILE_BYTES = 2_000_000  # a memory body is capped at 1 MB; anything far larger is not ours
+
+StatKey = tuple[int, int, int]
+
+
+def list_memory_files(directory: Path) -> Iterator[tuple[str, StatKey, str | None]]:
+    """(name, stat key, why it is not read or None) for each `*.md` entry. Only regular
+    files named `<canonical uuid>.md` are read: one id has one file, and a symlink
+    (committed by anyone who can push) would show content from outside the repository."""
+    if through_symlink(directory):
+        if os.path.isdir(directory):
+            yield "", (0, 0, 0), "the folder is a symbolic link (not followed)"
+        return
+    try:
+        entries = list(os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if not entry.name.endswith(".md") or entry.name.startswith("."):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue  # deleted between listing and stat
+        yield entry.name, (st.st_ino, st.st_mtime_ns, st.st_size), _unusable(entry)
+
+
+def _unusable(entry: os.DirEntry[str]) -> str | None:
+    if entry.is_symlink():
+        return "a symbolic link (not followed)"
+    if not _CANONICAL_NAME.fullmatch(entry.name):
+        return "not named <id>.md with a lowercase, dashed UUID id (not read)"
+    if not entry.is_file(follow_symlinks=False):
+        return "not a regular file"
+    return None
+
+
+_CANONICAL_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.md")
+
+
+def read_memory_file(path: Path) -> str:
+    try:
+        data = read_bytes_nofollow(path, MAX_FILE_BYTES)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # a symlink, a folder, a FIFO, too large: reported, never followed
+        raise InvalidMemoryFile(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidMemoryFile(path, "not UTF-8 text") from None

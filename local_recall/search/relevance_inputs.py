@@ -1,0 +1,208 @@
+"""What relevance is computed from, gathered the same way on every path.
+
+    inputs = RelevanceInputs(layout.state_dir)
+    signals = inputs.score_ready(profile, signals, memories, query_vector, embedder_fp)
+    gathered = inputs.files_candidates(...)    # the no-daemon fallback's candidates
+
+relevance.py needs, per candidate: the exact cosine of the query and the memory's stored
+vectors (read from the vector cache the indexer writes, so the daemon and a cold hook read the
+same numbers), the memory's terms (computed for candidates only, ~80 µs each, kept for the life
+of the process) and the store's term statistics (persisted by the indexer; computed from the
+files when missing). See vector_cache.py for the files and how hostile ones are handled.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from local_recall.memory.model import Memory
+from local_recall.search.relevance import (
+    MemoryTerms,
+    QueryProfile,
+    TermStats,
+    extract_features,
+    memory_terms,
+    term_stats,
+)
+from local_recall.search.scoring import (
+    VECTOR,
+    Signals,
+    best_of,
+    coverage_scores,
+    gather_signals,
+    ran_signals,
+    with_features,
+)
+from local_recall.search.vector_cache import (
+    TERMS_JSON,
+    VECTORS_JSON,
+    VectorCache,
+    read_term_stats,
+    read_vector_cache,
+)
+
+FILES_ONLY = "files only: word match + fuzzy, no index or embedder"
+FILES_AND_VECTORS = "files only: word match + fuzzy + stored vectors, no index"
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """Every candidate's raw signals, which signals ran, and why any were missing."""
+
+    signals: dict[str, Signals]
+    ran: frozenset[str]
+    degraded_reason: str | None = None
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+class RelevanceInputs:
+    """Caches of one process: memory terms by key, the term statistics, the vector cache
+    (re-read when its files change). Not for concurrent use (searches are serialised)."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+        self._terms: dict[str, tuple[Memory, MemoryTerms]] = {}
+        self._stats: TermStats | None = None
+        self._stats_stamp: object = None
+        self._vectors: VectorCache | None = None
+        self._vectors_stamp: object = None
+
+    # --- the inputs ---------------------------------------------------------------------------
+
+    def terms(self, key: str, memory: Memory) -> MemoryTerms:
+        cached = self._terms.get(key)
+        if cached is not None:
+            known, terms = cached
+            if known is memory or (
+                known.subject == memory.subject
+                and known.keywords == memory.keywords
+                and known.body == memory.body
+            ):
+                return terms
+        terms = memory_terms(memory.subject, memory.keywords, memory.body)
+        self._terms[key] = (memory, terms)
+        return terms
+
+    def compute_stats(self, memories: Mapping[str, Memory]) -> TermStats:
+        """The store's statistics from the memories themselves (what the indexer persists)."""
+        for gone in self._terms.keys() - memories.keys():
+            del self._terms[gone]
+        stats = term_stats(self.terms(key, memory) for key, memory in memories.items())
+        self._stats, self._stats_stamp = stats, ("computed", len(memories))
+        return stats
+
+    def stats(self, memories: Mapping[str, Memory]) -> TermStats:
+        """The persisted statistics (the indexer's), else computed from the files."""
+        stamp = _stamp(self.state_dir / TERMS_JSON)
+        if self._stats is not None and stamp == self._stats_stamp:
+            return self._stats
+        persisted = read_term_stats(self.state_dir) if stamp is not None else None
+        if persisted is not None:
+            self._stats, self._stats_stamp = persisted, stamp
+            return persisted
+        if self._stats is not None and self._stats_stamp == ("computed", len(memories)):
+            return self._stats
+        return self.compute_stats(memories)
+
+    def vectors(self, embedder: str) -> VectorCache | None:
+        stamp = _stamp(self.state_dir / VECTORS_JSON)
+        if stamp is None:
+            self._vectors = None
+            return None
+        if stamp != self._vectors_stamp or (
+            self._vectors is not None and self._vectors.embedder != embedder
+        ):
+            self._vectors = read_vector_cache(self.state_dir, embedder=embedder)
+            self._vectors_stamp = stamp
+        return self._vectors
+
+    def forget_vectors(self) -> None:
+        self._vectors, self._vectors_stamp = None, None
+
+    # --- scoring --------------------------------------------------------------------------------
+
+    def score_ready(
+        self,
+        profile: QueryProfile,
+        signals: Mapping[str, Signals],
+        memories: Mapping[str, Memory],
+        cosines: Mapping[str, float] | None,
+    ) -> dict[str, Signals]:
+        """Each candidate's signals with its relevance features. `cosines`: exact cosines
+        from the vector cache (None: keep what the candidate lists gave)."""
+        stats = self.stats(memories)
+        ready: dict[str, Signals] = {}
+        for key, found in signals.items():
+            memory = memories.get(key)
+            if memory is None:
+                continue
+            cosine = found.cosine if VECTOR in found.ran else None
+            if cosines is not None and VECTOR in found.ran:
+                cosine = cosines.get(key, cosine)
+            features = extract_features(profile, self.terms(key, memory), stats, cosine)
+            ready[key] = with_features(found, features)
+        return ready
+
+    def files_candidates(
+        self,
+        terms: list[str],
+        *,
+        mode: str,
+        of_kind: Mapping[str, Memory],
+        depth: int,
+        fuzzy: Callable[[list[str]], Mapping[str, float]],
+        query_vector: Callable[[], Any],
+        embedder: Callable[[], str],
+    ) -> tuple[Gathered, dict[str, float] | None]:
+        """The no-daemon fallback's candidates, from the files and the vector cache: the best
+        `depth` by word coverage, by fuzzy match and by cosine. Also returns the exact cosines
+        of every memory (None when the embedder or the cache is unavailable: the word-only
+        model then scores, and the result says so)."""
+        use_vector = mode in ("hybrid", "semantic")
+        use_text = mode != "fuzzy"
+        use_fuzzy = mode in ("hybrid", "fuzzy")
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-embed") as pool:
+            # loading the model (~0.6 s, mostly in onnxruntime, without the GIL) overlaps the
+            # word scan of the files
+            later = pool.submit(self._all_cosines, query_vector, embedder) if use_vector else None
+            text_hits = best_of(coverage_scores(terms, of_kind), depth) if use_text else {}
+            fuzzy_hits: dict[str, float] = {}
+            if use_fuzzy:
+                matched = fuzzy(terms)
+                fuzzy_hits = best_of({k: v for k, v in matched.items() if k in of_kind}, depth)
+            cosines = None if later is None else later.result()
+        vector_hits: dict[str, float] = {}
+        if cosines is not None:
+            vector_hits = best_of({k: v for k, v in cosines.items() if k in of_kind}, depth)
+        ran = ran_signals(vector=cosines is not None, text=True, fuzzy=use_fuzzy, coverage=True)
+        signals = gather_signals(vector_hits, text_hits, fuzzy_hits, ran=ran, terms=len(terms))
+        reason = FILES_ONLY if cosines is None else FILES_AND_VECTORS
+        return Gathered(signals, ran, reason), cosines
+
+    def _all_cosines(
+        self, query_vector: Callable[[], Any], embedder: Callable[[], str]
+    ) -> dict[str, float] | None:
+        from local_recall.errors import EmbedderUnavailable
+
+        if not (self.state_dir / VECTORS_JSON).is_file():
+            return None  # no cache: not worth loading the model
+        try:
+            cache = self.vectors(embedder())
+            vector = None if cache is None else query_vector()
+        except EmbedderUnavailable:
+            return None
+        if cache is None or vector is None:
+            return None
+        return cache.best_cosines(vector)

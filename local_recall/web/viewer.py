@@ -1,0 +1,337 @@
+"""What the browser asks for, as calls on the library: `Viewer` maps each view and action of the
+page onto `Recall` (list, get, update, delete, review, staleness, consolidation) and the one
+search contract (`SearchQuery` → `SearchResult`), returning JSON-ready values. No HTTP here
+(app.py translates), no decisions (shapes.py, and the library's own).
+
+Library calls are serialised by one lock: a `Recall` and its stores are not meant for
+concurrent use, and one person's browser sends few requests. Searches go through `search`, which
+the daemon points at its warm query side (its own lock) so a search never waits for an edit."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
+from local_recall.lifecycle.staleness import Stale
+from local_recall.memory.model import Memory, parse_memory_id
+from local_recall.recall import Recall
+from local_recall.search.limits import MAX_LIMIT
+from local_recall.search.query import SearchQuery, SearchResult, check_query_text
+from local_recall.web.render import render_markdown
+from local_recall.web.shapes import (
+    ListFilter,
+    fingerprint,
+    list_page,
+    matches,
+    memory_row,
+    parse_list_filter,
+    provenance,
+    split_keywords,
+)
+from local_recall.web.stats import gather_stats
+from local_recall.web.transcript import session_turns
+
+MAX_FILE_VIEW_BYTES = 512_000
+STATE_SECONDS = 30.0
+_FRONTMATTER = re.compile(
+    r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
+)
+
+Search = Callable[[SearchQuery], SearchResult]
+
+
+class EditConflict(RecallError):
+    """The memory changed on disk after the editor opened it: nothing was written."""
+
+
+class Viewer:
+    def __init__(self, recall: Recall, search: Search | None = None) -> None:
+        self.recall = recall
+        self._lock = threading.RLock()
+        self._search = search or (lambda query: recall.query(query, sync=False))
+        self._cache: tuple[list[Memory], dict[str, Stale]] | None = None
+        self._cache_at = 0.0
+
+    # --- reading --------------------------------------------------------------------------
+
+    def _state(self) -> tuple[list[Memory], dict[str, Stale]]:
+        """Every memory and why each stale one is, kept between requests: at 10k memories a
+        store scan and the staleness check take ~0.5 s each, a page should not. Dropped by
+        `changed()` (the daemon calls it after each re-index), by the viewer's own writes, and
+        after STATE_SECONDS (a commit can make a memory stale without touching its file)."""
+        with self._lock:
+            if self._cache is None or time.monotonic() - self._cache_at > STATE_SECONDS:
+                memories = [*self.recall.memories.scan().memories]
+                memories += self.recall.thinking.scan().memories
+                try:
+                    stale = {memory.id: why for memory, why in self.recall.stale_memories()}
+                except RecallError:  # not a git repository, no git: nothing is known stale
+                    stale = {}
+                self._cache, self._cache_at = (memories, stale), time.monotonic()
+            return self._cache
+
+    def _stale(self) -> dict[str, Stale]:
+        return self._state()[1]
+
+    def changed(self) -> None:
+        """The memory files changed: the next request reads them again."""
+        with self._lock:
+            self._cache = None
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A change through the viewer: serialised, and the cached state dropped after."""
+        with self._lock:
+            try:
+                yield
+            finally:
+                self._cache = None
+
+    def memories(self, params: Mapping[str, str]) -> dict[str, Any]:
+        """A page of the list (newest first), or the hits of a search when `q` is given."""
+        wanted = parse_list_filter(params)
+        text = (params.get("q") or "").strip()
+        if text:
+            return self._search_page(check_query_text(text), params.get("mode") or "hybrid", wanted)
+        memories, stale = self._state()
+        page = list_page(memories, stale, wanted)
+        return {
+            "total": page.total,
+            "offset": wanted.offset,
+            "limit": wanted.limit,
+            "rows": list(page.rows),
+            "search": None,
+        }
+
+    def _search_page(self, text: str, mode: str, wanted: ListFilter) -> dict[str, Any]:
+        query = SearchQuery(
+            text,
+            mode=mode,
+            scope=wanted.scope,
+            include_global=wanted.scope is None,
+            since=wanted.since,
+            until=wanted.until,
+            limit=MAX_LIMIT,
+            kind=wanted.kind,
+        )
+        result = self._search(query)
+        with self._lock:
+            stale = self._stale()
+        hits = [hit for hit in result.hits if matches(hit.memory, stale.get(hit.id), wanted)]
+        rows = []
+        for hit in hits[wanted.offset : wanted.offset + wanted.limit]:
+            row = memory_row(hit.memory, stale.get(hit.id))
+            row["score"] = round(hit.score, 4)
+            row["snippet"] = hit.snippet
+            rows.append(row)
+        return {
+            "total": len(hits),
+            "offset": wanted.offset,
+            "limit": wanted.limit,
+            "rows": rows,
+            "search": {"degraded_reason": result.degraded_reason, "signals": sorted(result.ran)},
+        }
+
+    def _get(self, memory_id: str) -> Memory:
+        memory_id = parse_memory_id(memory_id)
+        try:
+            return self.recall.get(memory_id)
+        except MemoryNotFound:
+            return self.recall.thinking.get(memory_id)
+
+    def memory(self, memory_id: str) -> dict[str, Any]:
+        """One memory: the row, its body as markdown and as safe HTML, the frontmatter as
+        written in the file, its provenance, why it is stale."""
+        with self._lock:
+            memory = self._get(memory_id)
+            stale = self._stale().get(memory.id)
+        return self._detail(memory, stale)
+
+    def _detail(self, memory: Memory, stale: Stale | None) -> dict[str, Any]:
+        data = memory_row(memory, stale)
+        data.update(
+            body=memory.body,
+            body_html=render_markdown(memory.body),
+            frontmatter=_frontmatter_text(memory.path),
+            provenance=provenance(memory),
+            path=_relative(memory.path, self.recall.root),
+            fingerprint=fingerprint(memory),
+            editable=memory.kind == "episodic",
+        )
+        return data
+
+    def transcript(self, memory_id: str) -> dict[str, Any]:
+        """The source session's turns nearest the memory, while the transcript exists."""
+        with self._lock:
+            memory = self._get(memory_id)
+        return session_turns(self.recall, memory)
+
+    # --- changing ---------------------------------------------------------------------------
+
+    def update(self, memory_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """Write an edit through the library (validation and redaction apply). Refused, with
+        nothing written, when the memory changed since the editor opened it."""
+        subject, body = _text(fields, "subject"), _text(fields, "body")
+        keywords, scope = _text(fields, "keywords"), _text(fields, "scope")
+        with self._writing():
+            current = self.recall.get(memory_id)
+            if fields.get("fingerprint") != fingerprint(current):
+                raise EditConflict(
+                    "this memory changed on disk since you opened it; your text is kept: "
+                    "copy it, reload, and edit again"
+                )
+            updated = self.recall.update(
+                current.id,
+                subject=subject,
+                body=body,
+                keywords=None if keywords is None else split_keywords(keywords),
+                scope=scope,
+            )
+            stale = self._stale().get(updated.id)
+        return self._detail(updated, stale)
+
+    def delete(self, memory_id: str) -> dict[str, Any]:
+        with self._writing():
+            return memory_row(self.recall.delete(memory_id))
+
+    def accept(self, ids: object) -> list[dict[str, Any]]:
+        with self._writing():
+            return [memory_row(m) for m in self.recall.accept(_ids(ids))]
+
+    def reject(self, ids: object) -> list[dict[str, Any]]:
+        with self._writing():
+            return [memory_row(m) for m in self.recall.reject(_ids(ids))]
+
+    def still_true(self, memory_id: str) -> dict[str, Any]:
+        with self._writing():
+            return memory_row(self.recall.mark_still_true(parse_memory_id(memory_id)))
+
+    # --- the lifecycle queues ---------------------------------------------------------------
+
+    def review_queue(self) -> list[dict[str, Any]]:
+        """Unreviewed memories, oldest first (the order they were written)."""
+        with self._lock:
+            stale = self._stale()
+            queue = self.recall.unreviewed()
+            return [self._detail(m, stale.get(m.id)) for m in queue]
+
+    def stale_list(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [self._detail(m, why) for m, why in self.recall.stale_memories()]
+
+    def consolidation(self) -> list[dict[str, Any]]:
+        """Each group of near-duplicates: the proposal and its memories side by side."""
+        with self._lock:
+            groups = []
+            for proposal in self.recall.consolidation_plan():
+                members = []
+                for memory_id in (proposal.keep, *proposal.remove):
+                    try:
+                        members.append(self._detail(self.recall.get(memory_id), None))
+                    except RecallError:
+                        continue
+                groups.append({"proposal": proposal.to_json(), "memories": members})
+            return groups
+
+    def consolidate(self, keep: str, group: object) -> dict[str, Any]:
+        """Carry out the current proposal for `group`, keeping `keep`'s text (the person's
+        choice). The plan is recomputed: a group that no longer exists is refused."""
+        wanted = set(_ids(group))
+        keep = parse_memory_id(keep)
+        if keep not in wanted:
+            raise InvalidInput("keep must be one of the group's memories")
+        with self._writing():
+            for proposal in self.recall.consolidation_plan():
+                if {proposal.keep, *proposal.remove} != wanted:
+                    continue
+                chosen = proposal
+                if keep != proposal.keep:  # the person preferred another one's text
+                    other = self.recall.get(keep)
+                    chosen = replace(
+                        proposal,
+                        keep=keep,
+                        remove=tuple(sorted(wanted - {keep})),
+                        subject=other.subject,
+                        body=other.body,
+                    )
+                self.recall.apply_consolidation([chosen])
+                return {"kept": keep, "removed": sorted(wanted - {keep})}
+        raise InvalidInput("this group is no longer proposed (the memories changed): reload")
+
+    # --- other views --------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """For the navigation bar: how many wait for review, how many are stale."""
+        memories, stale = self._state()
+        return {
+            "unreviewed": sum(1 for m in memories if m.unreviewed and m.kind == "episodic"),
+            "stale": sum(1 for m in memories if m.id in stale),
+        }
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            return gather_stats(self.recall, *self._state())
+
+    def file(self, relative: str) -> dict[str, Any]:
+        """A repository file an anchor names, as text (read-only; inside the repository only,
+        symlinks resolved; nothing under .git)."""
+        root = self.recall.root.resolve()
+        raw = relative.strip()
+        if not raw or "\x00" in raw or raw.startswith("/"):
+            raise InvalidInput("give a file's path relative to the repository")
+        path = (root / raw).resolve()
+        if not path.is_relative_to(root) or ".git" in path.relative_to(root).parts:
+            raise InvalidInput(f"{relative!r} is not a file of this repository")
+        if not path.is_file():
+            raise MemoryNotFound(f"{relative} does not exist (any more)")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_VIEW_BYTES + 1)
+        return {
+            "path": path.relative_to(root).as_posix(),
+            "text": data[:MAX_FILE_VIEW_BYTES].decode("utf-8", errors="replace"),
+            "truncated": len(data) > MAX_FILE_VIEW_BYTES,
+        }
+
+
+def _text(fields: Mapping[str, Any], name: str) -> str | None:
+    value = fields.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be text")
+    return value
+
+
+def _ids(values: object) -> list[str]:
+    if not isinstance(values, list) or not values:
+        raise InvalidInput("give a list of memory ids")
+    return [parse_memory_id(str(v)) for v in values]
+
+
+def _relative(path: Path | None, root: Path) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _frontmatter_text(path: Path | None) -> str:
+    """The YAML header as the file holds it (shown as text, never interpreted)."""
+    if path is None:
+        return ""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(64_000).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    found = _FRONTMATTER.match(head)
+    return found.group(1) if found else ""
