@@ -3,8 +3,11 @@
     .venv/bin/python benchmarks/locomo.py [--data DIR] [--modes hybrid,semantic,text,fuzzy]
                                           [--corpora obs,turns] [--json OUT] [--workdir DIR]
 
-Scoring rule: /work/shared/benchmarks/locomo-dev/README.md. Each conversation is one memory
-store: its memories are written as memory files in a temporary repository, indexed with
+Data: LoCoMo (public: the snap-research/locomo repository), the dev conversations as conv-*.json
+files in a folder given by --data or $LOCOMO_DATA (benchmarks/README.md says how to split
+locomo10.json); the project's shared folder, when present beside the checkout, is the default.
+Scoring rule: as in benchmarks/README.md. Each conversation is one memory store: its memories are
+written as memory files in a temporary repository, indexed with
 `Recall.sync_index()` and queried with `Recall.search(question, limit=10, mode=...)`.
 Memory: subject = the first ~100 characters of the text, body = the text, occurred_at = the
 session's date (plus one second per turn, so order is kept but recency never dominates).
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -34,7 +38,7 @@ from local_recall.recall import Recall, Settings  # noqa: E402
 from local_recall.repo.files import write_text_atomic  # noqa: E402
 from local_recall.search.embedders import MiniLMEmbedder  # noqa: E402
 
-DATA = Path("/work/shared/benchmarks/locomo-dev")
+DATA = Path(os.environ.get("LOCOMO_DATA") or ROOT.parent / "shared" / "benchmarks" / "locomo-dev")
 MODES = ("hybrid", "semantic", "text", "fuzzy")
 CORPORA = ("obs", "turns")
 _DIA = re.compile(r"D:?(\d+):(\d+)")
