@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,24 +19,12 @@ from local_recall.settings import Settings
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.conftest import clean_env, git_init
 from tests.fake_anthropic import FakeAnthropic, default_responder, visible_text
+from tests.test_hooks_e2e import lr
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
 UNREVIEWED_SUBJECT = "Deploys go through the blue-green switch"
 STALE_SUBJECT = "The ledger module keeps one lock per account kind"
-
-
-def lr(repo: Path, env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "local_recall", *args],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def git(repo: Path, *args: str) -> None:
