@@ -7,7 +7,8 @@ four ways, file names holding shell syntax and a newline, a FIFO, and a config s
 to another machine — and every CLI command, both hooks, the MCP tools and a daemon run over it.
 Nothing outside the repository may be read or written (canary content and mtime), every good
 memory is still listed, searched and injected, every bad file is reported by path, and no
-process prints a traceback. Smaller tests below pin each guard on literals.
+process prints a traceback. Smaller tests below pin each guard on literals (the YAML guard:
+tests/test_yaml_guard.py).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from local_recall.claude_code.hook_context import defang_wrapper
 from local_recall.claude_code.mcp_stdin import REFUSAL, answerable_line
 from local_recall.errors import StorageError
 from local_recall.logs import escape_controls
-from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter
 from local_recall.recall import Recall
 from local_recall.repo.config import load_config, load_config_or_defaults
 from local_recall.repo.config_trust import is_loopback_url
@@ -321,30 +321,6 @@ def test_local_recall_as_a_file_is_one_line(tmp_path: Path) -> None:
 
 
 # --- the guards, on literals ----------------------------------------------------------------
-
-
-def test_yaml_bomb_tags_and_depth_are_refused_quickly() -> None:
-    for header, reason in (
-        (BOMB, "expands to more than"),
-        ("k: " + "[" * 30_000 + "]" * 30_000, "nests deeper"),  # crashes libyaml unguarded
-        ("- " * 40 + "x", "nests deeper"),
-        ("k: !!set {a}", "tag:yaml.org,2002:set"),
-        ("k: !!binary aGk=", "binary"),
-        ("k: !!python/name:os.system", "python/name"),
-        ("k: !local 1", "'!local'"),
-        ("a: &a [*a]", "names no anchor"),
-        (f"k: 1{'0' * 5000}", "cannot be read"),
-    ):
-        started = time.perf_counter()
-        with pytest.raises(FrontmatterRefused, match=reason):
-            load_frontmatter(header)
-        assert time.perf_counter() - started < 0.2, header[:20]
-
-
-def test_plain_yaml_still_loads() -> None:
-    header = "subject: s\nkeywords: [a, b]\nx: &x 1\ny: *x\nz: !!str 5\nw: 2025-01-01"
-    loaded = load_frontmatter(header)
-    assert loaded["keywords"] == ["a", "b"] and loaded["y"] == 1 and loaded["z"] == "5"
 
 
 def test_only_loopback_hosts_count_as_this_machine() -> None:

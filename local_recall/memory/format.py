@@ -43,7 +43,7 @@ from local_recall.memory.model import (
     validate_keywords,
     validate_subject,
 )
-from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter
+from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter, yaml_error_reason
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 
@@ -70,7 +70,7 @@ def parse_memory_text(text: str, path: Path, *, kind: str = "episodic") -> Memor
     except FrontmatterRefused as exc:  # a bomb, a deep nest, a tag: this one file is skipped
         raise InvalidMemoryFile(path, str(exc)) from None
     except yaml.YAMLError as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        reason = yaml_error_reason(exc)
         raise InvalidMemoryFile(path, f"frontmatter is not valid YAML: {reason}") from None
     if not isinstance(data, dict):
         raise InvalidMemoryFile(path, "frontmatter is not a mapping of keys to values")

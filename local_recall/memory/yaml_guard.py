@@ -7,6 +7,10 @@ recursive composer (a segfault, not an exception), and `!!set` / `!!binary` prod
 rest of the program cannot store. So before the (fast, C) loader builds anything, the header is
 checked on libyaml's event stream, which is produced iteratively: bounded size, depth, expanded
 node count (aliases counted at the size of what they repeat) and only the plain tags.
+Whatever the parser itself raises during that walk (a syntax error, or a limit of its own: PyYAML
+6.0.4's scanner stops at 1,000 open brackets before our depth check sees the 21st) refuses the
+file the same way, with a one-line reason: which error class a PyYAML release raises is not part
+of the contract.
 
 Most headers hold none of `& * ! [ {` beyond a few brackets, and no deep indentation: those are
 loaded directly (the event pass costs about half a load).
@@ -15,6 +19,7 @@ loaded directly (the event pass costs about half a load).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -38,7 +43,9 @@ class FrontmatterRefused(ValueError):
 
 
 def load_frontmatter(header: str) -> Any:
-    """The header's value, like `yaml.safe_load`, or FrontmatterRefused / yaml.YAMLError."""
+    """The header's value, like `yaml.safe_load`, or FrontmatterRefused (refused by the guard,
+    or unparseable while it walked the events) / yaml.YAMLError (invalid YAML the guard did not
+    need to walk)."""
     if len(header) > MAX_FRONTMATTER_BYTES:
         raise FrontmatterRefused(f"frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes")
     brackets = header.count("[") + header.count("{")
@@ -55,10 +62,28 @@ def check_events(header: str) -> None:
     """Walk libyaml's events: refuse depth > MAX_DEPTH, more than MAX_NODES nodes with aliases
     expanded, and any tag but the plain ones (str, int, float, bool, null, timestamp, seq,
     map). Costs time linear in the header; an alias costs one step whatever it repeats."""
+    try:
+        _walk(yaml.parse(header, Loader=_Loader))
+    except yaml.YAMLError as exc:
+        reason = yaml_error_reason(exc)
+        raise FrontmatterRefused(f"frontmatter cannot be parsed: {reason}") from None
+
+
+def yaml_error_reason(exc: yaml.YAMLError) -> str:
+    """One line for any PyYAML error: the problem, what the parser was doing, and where."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or not exc.problem:
+        return " ".join(str(exc).split()) or type(exc).__name__
+    mark = exc.problem_mark or exc.context_mark
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    context = f", {exc.context}" if exc.context else ""
+    return " ".join(f"{exc.problem}{context}{where}".split())
+
+
+def _walk(events: Iterator[yaml.Event]) -> None:
     sizes: dict[str, int] = {}  # anchor -> expanded node count of what it names
     # one entry per open collection: [its anchor, its expanded node count so far]
     open_nodes: list[tuple[str | None, int]] = [(None, 0)]
-    for event in yaml.parse(header, Loader=_Loader):
+    for event in events:
         _check_tag(event)
         if isinstance(event, yaml.CollectionStartEvent):
             if len(open_nodes) > MAX_DEPTH:
