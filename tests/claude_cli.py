@@ -26,7 +26,8 @@ import pytest
 
 CLAUDE_BIN_ENV = "LOCAL_RECALL_CLAUDE_BIN"
 E2E_INSTALL_DIR = Path.home() / ".cache" / "local-recall-e2e"
-# The version ../shared/claude-code/NOTES.md and docs/ were verified with (also in .ci/run).
+# The version docs/ were verified with and tests/fixtures/claude-code/ recorded with (also in
+# .ci/run).
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code@2.1.197"
 INSTALL_HINT = (
     f"npm install --prefix {E2E_INSTALL_DIR} --no-audit --no-fund {CLAUDE_CODE_PACKAGE} "

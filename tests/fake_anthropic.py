@@ -41,7 +41,15 @@ class ToolUseBlock:
     id: str = field(default_factory=lambda: f"toolu_{uuid.uuid4().hex[:24]}")
 
 
-Block = TextBlock | ToolUseBlock
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """Extended thinking, streamed as `thinking_delta`s then one `signature_delta`."""
+
+    thinking: str
+    signature: str = "fakesig"
+
+
+Block = TextBlock | ToolUseBlock | ThinkingBlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,6 +398,8 @@ def _error_body(error_type: str, message: str) -> JSONDict:
 def _content(block: Block) -> JSONDict:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
 
 
@@ -442,6 +452,32 @@ def _sse_events(message: JSONDict) -> Iterator[tuple[str, JSONDict]]:
                         "delta": {"type": "text_delta", "text": chunk},
                     },
                 )
+        elif block["type"] == "thinking":
+            yield (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                },
+            )
+            for chunk in _chunks(block["thinking"]):
+                yield (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": chunk},
+                    },
+                )
+            yield (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "signature_delta", "signature": block["signature"]},
+                },
+            )
         else:
             yield (
                 "content_block_start",

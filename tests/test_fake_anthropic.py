@@ -16,6 +16,7 @@ from tests.fake_anthropic import (
     STRUCTURED_OUTPUT_TOOL,
     FakeAnthropic,
     TextBlock,
+    ThinkingBlock,
     ToolUseBlock,
     blocks_reply,
     default_responder,
@@ -52,6 +53,27 @@ def sse_events(raw: bytes) -> list[tuple[str, dict[str, Any]]]:
         lines = dict(line.split(": ", 1) for line in frame.splitlines())
         events.append((lines["event"], json.loads(lines["data"])))
     return events
+
+
+def test_thinking_streams_as_deltas_then_a_signature() -> None:
+    reply = blocks_reply([ThinkingBlock("t" * 100, signature="sig1"), TextBlock("done")])
+    with FakeAnthropic(lambda body: reply) as api:
+        _, _, raw = post(
+            f"{api.url}/v1/messages",
+            {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+        )
+        _, _, whole = post(f"{api.url}/v1/messages", {"model": "m", "messages": []})
+    events = sse_events(raw)
+    first = [d for n, d in events if d.get("index") == 0]
+    assert first[0]["content_block"] == {"type": "thinking", "thinking": "", "signature": ""}
+    deltas = [d["delta"] for d in first if d["type"] == "content_block_delta"]
+    assert "".join(d.get("thinking", "") for d in deltas) == "t" * 100 and len(deltas) == 3
+    assert deltas[-1] == {"type": "signature_delta", "signature": "sig1"}
+    assert json.loads(whole)["content"][0] == {
+        "type": "thinking",
+        "thinking": "t" * 100,
+        "signature": "sig1",
+    }
 
 
 def test_streamed_text_and_tool_use_follow_the_event_order() -> None:

@@ -1,7 +1,7 @@
 """Extraction pipeline: pure planners (literals), the state file, and whole passes.
 
 End-to-end passes run the REAL Claude Code CLI as the extractor against tests/fake_anthropic.py,
-over copies of the real transcripts in ../shared/claude-code/transcripts."""
+over copies of the real transcripts in tests/fixtures/claude-code/."""
 
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ from tests.fake_anthropic import (
     tool_use_reply,
     visible_text,
 )
+from tests.transcript_fixtures import T01, T02, T03, T04, T04_AGENT, T04_SESSION, T05
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 OLD_NS = int((NOW - timedelta(hours=1)).timestamp() * 1e9)  # quiet for an hour
@@ -415,15 +416,6 @@ def test_prefix_fingerprint_sees_rewrites_but_not_appends(tmp_path: Path) -> Non
 # Whole passes
 # ==========================================================================================
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "claude-code" / "transcripts"
-T01 = SHARED / "01-hooks-sessionstart-userpromptsubmit.jsonl"
-T02 = SHARED / "02-bash-tooluse-thinking-gitbranch.jsonl"
-T03 = SHARED / "03-mcp-tooluse.jsonl"
-T04_SESSION = "47cda660-6f63-4128-8752-881a0016ab3d"
-T04 = SHARED / "04-subagent" / f"{T04_SESSION}.jsonl"
-T04_AGENT = SHARED / "04-subagent" / T04_SESSION / "subagents" / "agent-a553ae215d3f2a252.jsonl"
-T05 = SHARED / "05-resume-and-compact.jsonl"
-
 NEW_TURNS = "[New turns]"
 SECRET = "sk-ant-api03-" + "Zq7Xk2LmN9pR4tV8wY1bC5dF3gH6jK0sA2eU4iO7" * 2 + "AA"
 PRIVATE = "PRIVATE-MARKER-7f3a"
@@ -642,7 +634,7 @@ def test_sync_twice_second_pass_makes_no_call(world: World) -> None:
     assert first.memories_created == len(files) > 0 and first.index_synced
     recall = world.recall()
     sources = {m.source for m in recall.list()}
-    assert f"transcript:{T04_SESSION}/agent-a553ae215d3f2a252" in sources
+    assert f"transcript:{T04_SESSION}/{T04_AGENT.stem}" in sources
     assert f"transcript:{T04_SESSION}" in sources
     # what our hooks injected (attachments in 01 and 05) never reaches the extractor
     for body in requests:

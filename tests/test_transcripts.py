@@ -1,6 +1,6 @@
 """Transcripts: directory encoding, discovery, incremental parsing, condensing.
 
-Real Claude Code 2.1.197 transcripts: ../shared/claude-code/transcripts (see its README)."""
+Real Claude Code 2.1.197 transcripts: tests/fixtures/claude-code/ (see its README)."""
 
 from __future__ import annotations
 
@@ -37,16 +37,17 @@ from local_recall.capture.transcripts import (
 )
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.fake_anthropic import FakeAnthropic, default_responder
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "claude-code" / "transcripts"
-T01 = SHARED / "01-hooks-sessionstart-userpromptsubmit.jsonl"
-T02 = SHARED / "02-bash-tooluse-thinking-gitbranch.jsonl"
-T03 = SHARED / "03-mcp-tooluse.jsonl"
-T04_SESSION = "47cda660-6f63-4128-8752-881a0016ab3d"
-T04 = SHARED / "04-subagent" / f"{T04_SESSION}.jsonl"
-T04_AGENT = SHARED / "04-subagent" / T04_SESSION / "subagents" / "agent-a553ae215d3f2a252.jsonl"
-T05 = SHARED / "05-resume-and-compact.jsonl"
-ALL_REAL = (T01, T02, T03, T04, T04_AGENT, T05)
+from tests.transcript_fixtures import (
+    ALL_REAL,
+    T01,
+    T02,
+    T03,
+    T04,
+    T04_AGENT,
+    T04_SESSION,
+    T05,
+    entries,
+)
 
 # Text our test hooks injected in transcripts 01 and 05 (attachments, local-command stdout).
 HOOK_MARKERS = ("MARKER", "BANANA", "KIWI")
@@ -136,7 +137,7 @@ def _js_hash36(text: str) -> str:
 
 
 def _copy_with_cwd(source: Path, target: Path, cwd: str) -> None:
-    """A real transcript, as if recorded in `cwd` (the shared copies say /home/dev/...)."""
+    """A real transcript, as if recorded in `cwd` (the fixtures say /home/dev/...)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     lines = []
     for raw in source.read_text(encoding="utf-8").splitlines():
@@ -193,7 +194,7 @@ def test_find_transcripts_root_subdir_worktree_subagent_and_not_lookalikes(
     # look-alikes: their directory names start with the root's encoding + "-"
     place(T05, work / "my.repo-other")
     place(T05, work / "my.repo.old" / "x")
-    # same directory name as the root, but recorded elsewhere: /work/my/repo encodes alike
+    # same directory name as the root, but recorded elsewhere: <tmp>/work/my/repo encodes alike
     place(T05, work / "my" / "repo", name="collision.jsonl")
     (projects / encode_project_dir(str(root)) / "collision.jsonl").rename(
         projects / encode_project_dir(str(root)) / "zz-collision.jsonl"
@@ -215,7 +216,7 @@ def test_find_transcripts_root_subdir_worktree_subagent_and_not_lookalikes(
     by_path = {t.path: t for t in found}
     assert by_path[agent] == TranscriptFile(
         path=agent,
-        session_id="agent-a553ae215d3f2a252",
+        session_id=T04_AGENT.stem,
         is_subagent=True,
         parent_session_id=T04_SESSION,
         size=agent.stat().st_size,
@@ -301,35 +302,46 @@ def _roles(turns: tuple[Turn, ...]) -> list[str]:
 
 
 def test_parse_hooks_transcript_drops_injected_context() -> None:
-    raw = T01.read_text(encoding="utf-8")
-    assert all(marker in raw for marker in ("BANANA", "KIWI"))  # the hooks did inject
+    raw = entries(T01)
+    hook_output = [e["attachment"] for e in raw if e["type"] == "attachment"]
+    kinds = {a["type"]: json.dumps(a) for a in hook_output}
+    assert "BANANA" in kinds["hook_success"] and "KIWI" in kinds["hook_additional_context"]
     parsed = parse_transcript(T01)
     assert [(t.role, t.text) for t in parsed.turns] == [
         ("user", "hello there"),
         ("assistant", "Hello from fake model."),
     ]
     assert parsed.end_offset == T01.stat().st_size
-    # 2 queue-operations, 4 attachments (2 of them hook output), last-prompt
-    assert parsed.stats == ParseStats(lines=9, skipped_entries=7)
-    assert parsed.turns[0].timestamp == datetime(2026, 11, 22, 3, 26, 5, 712000, tzinfo=UTC)
-    assert parsed.turns[0].session_id == "07a12e94-d925-4c1b-b50d-0fa05625e5fa"
+    # everything but the prompt and the answer: queue-operations, attachments, last-prompt
+    assert parsed.stats == ParseStats(lines=len(raw), skipped_entries=len(raw) - 2)
+    (prompt,) = [e for e in raw if e["type"] == "user"]
+    stamp = datetime.strptime(prompt["timestamp"], "%Y-%m-%dT%H:%M:%S.%f%z")
+    assert parsed.turns[0].timestamp == stamp and stamp.tzinfo == UTC
+    assert parsed.turns[0].session_id == prompt["sessionId"]
 
 
 def test_parse_merges_lines_of_one_message_and_keeps_thinking_apart() -> None:
     parsed = parse_transcript(T02)
     assert _roles(parsed.turns) == ["user", "assistant", "user", "assistant"]
     assert parsed.stats.merged_lines == 2
+    # the CLI wrote each message as two lines (thinking, then the tool call or the text)
+    lines = [e for e in entries(T02) if e["type"] == "assistant"]
+    assert [[b["type"] for b in e["message"]["content"]] for e in lines] == [
+        ["thinking"],
+        ["tool_use"],
+        ["thinking"],
+        ["text"],
+    ]
+    first_id, second_id = lines[0]["message"]["id"], lines[2]["message"]["id"]
+    assert lines[1]["message"]["id"] == first_id != second_id == lines[3]["message"]["id"]
     call_turn, result_turn, answer = parsed.turns[1:]
-    assert call_turn.message_id == "msg_6048a5d5d5e1"
+    assert call_turn.message_id == first_id
     assert call_turn.thinking == "Let me check the directory listing first."
-    assert call_turn.tool_calls == (
-        ToolCall("Bash", "echo hello-from-bash && ls", "toolu_5c36bd4752cf428a8aa7"),
-    )
-    assert call_turn.uuid == "d0290a8e-d431-47e7-84bf-fe06bcedfdee"  # the first line's uuid
-    assert result_turn.tool_results == (
-        ToolResult(True, "hello-from-bash a.txt", "toolu_5c36bd4752cf428a8aa7", "Bash"),
-    )
-    assert answer.message_id == "msg_4e65e2f39c5d"
+    tool_id = lines[1]["message"]["content"][0]["id"]
+    assert call_turn.tool_calls == (ToolCall("Bash", "echo hello-from-bash && ls", tool_id),)
+    assert call_turn.uuid == lines[0]["uuid"]  # the first line's uuid
+    assert result_turn.tool_results == (ToolResult(True, "hello-from-bash a.txt", tool_id, "Bash"),)
+    assert answer.message_id == second_id
     assert answer.text.startswith("Done with bash.")
     assert answer.thinking == "Let me check the directory listing first."
     text = "\n".join(chunk.text for chunk in condense(parsed.turns))
@@ -340,9 +352,9 @@ def test_parse_merges_lines_of_one_message_and_keeps_thinking_apart() -> None:
 
 def test_parse_mcp_tool_call_uses_first_string_argument() -> None:
     parsed = parse_transcript(T03)
-    assert parsed.turns[1].tool_calls == (
-        ToolCall("mcp__recall__search_plain", "testing preferences", "toolu_c08e0ce6e488436c9c4d"),
-    )
+    (call,) = parsed.turns[1].tool_calls
+    assert (call.name, call.key_argument) == ("mcp__recall__search_plain", "testing preferences")
+    assert call.tool_use_id.startswith("toolu_")
     assert (
         parsed.turns[2].tool_results[0].snippet == "PLAIN-MEMORY-RESULT for 'testing preferences'"
     )
@@ -376,12 +388,15 @@ def test_parse_resumed_compacted_session() -> None:
         ("assistant", "Hello from fake model."),
         ("user", "/compact keep memories"),
     ]
-    # the same message id is reused after each prompt: not merged across prompts
-    assert [t.message_id for t in parsed.turns if t.role == "assistant"] == ["msg_1"] * 4
+    # each resumed run answered with the same message id: not merged across prompts
+    ids = [t.message_id for t in parsed.turns if t.role == "assistant"]
+    assert len(ids) == 4 and len(set(ids)) == 1
     assert parsed.stats.merged_lines == 0
+    raw = entries(T05)
+    (summary,) = [e["uuid"] for e in raw if e.get("isCompactSummary")]
+    (synthetic,) = [e["uuid"] for e in raw if e.get("message", {}).get("model") == "<synthetic>"]
     uuids = {t.uuid for t in parsed.turns}
-    assert "01e780be-6dad-40d4-b48a-ec64945ad341" not in uuids  # isCompactSummary
-    assert "5e536673-aec8-4710-aeca-fef30ba0a107" not in uuids  # <synthetic> reply
+    assert summary not in uuids and synthetic not in uuids
     assert not any("continued from a previous conversation" in t.text for t in parsed.turns)
     assert parsed.stats.injected_spans_removed == 1  # the PreCompact hook's stdout
 
@@ -476,7 +491,8 @@ def test_incremental_passes_see_every_turn_once(tmp_path: Path) -> None:
     whole = parse_transcript(T05)
     seen: list[str] = []
     offset = 0
-    for cut in (3, 11, 20, 30, len(lines)):
+    size = len(lines)
+    for cut in (3, size // 4, size // 2, 3 * size // 4, size):
         path.write_bytes(b"".join(lines[:cut]))
         parsed = parse_transcript(path, start_offset=offset)
         seen += [turn.uuid for turn in parsed.turns]
@@ -849,8 +865,11 @@ def test_split_and_resume_offsets_with_literals() -> None:
 def test_appended_transcript_flow(tmp_path: Path) -> None:
     """What the pipeline does: pass 1 reads all; pass 2 re-reads the last turns as context."""
     lines = T05.read_bytes().splitlines(keepends=True)
+    raw = entries(T05)
+    turn_2 = next(i for i, e in enumerate(raw) if e.get("message", {}).get("content") == "turn 2")
+    answered = next(i for i in range(turn_2, len(raw)) if raw[i]["type"] == "assistant")
     path = tmp_path / "s.jsonl"
-    path.write_bytes(b"".join(lines[:20]))  # up to and including "turn 2" and its answer
+    path.write_bytes(b"".join(lines[: answered + 1]))  # up to and including "turn 2"'s answer
     first = parse_transcript(path)
     done_at, context_from = first.end_offset, resume_offset(first.turns, first.end_offset)
 
