@@ -4,7 +4,8 @@
 
 1. Labelled pairs (consolidation_pairs.py): precision and recall of the near-duplicate rule on
    paraphrases vs same-topic different facts, for the configured thresholds and a grid.
-2. LoCoMo observations (`--data`, default /work/shared/benchmarks/locomo-dev): one store per
+2. LoCoMo observations (`--data`, default $LOCOMO_DATA, else benchmarks/data/locomo-dev/ as
+   `python benchmarks/locomo_data.py` writes it; `--skip locomo` without it): one store per
    conversation; how many pairs and groups the rule flags (`--show N` prints N of them to label).
 3. Speed: `Recall.consolidation_plan()` on a store of N synthetic memories (benchmarks/scale.py's
    generator, embedded with MiniLM) with the labelled positives added; the index is built first
@@ -30,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from consolidation_pairs import NEG, POS  # noqa: E402
+from locomo_data import data_dir  # noqa: E402
 from scale import synthetic, write_files  # noqa: E402
 
 from local_recall.lifecycle.consolidation import Pair, Thresholds, is_near_duplicate  # noqa: E402
@@ -142,17 +144,18 @@ def speed(embedder: MiniLMEmbedder, size: int, workdir: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=10_000)
-    parser.add_argument("--data", type=Path, default=Path("/work/shared/benchmarks/locomo-dev"))
+    parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--show", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--skip", default="", help="comma list of: labelled, locomo, speed")
     args = parser.parse_args()
-    embedder = MiniLMEmbedder()
     skip = set(args.skip.split(","))
+    data = None if "locomo" in skip else data_dir(args.data)  # stops early if it is missing
+    embedder = MiniLMEmbedder()
     if "labelled" not in skip:
         labelled(embedder)
-    if "locomo" not in skip and args.data.is_dir():
-        locomo(embedder, args.data, args.show)
+    if data is not None:
+        locomo(embedder, data, args.show)
     if "speed" not in skip:
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="lr-consolidate-"))
         speed(embedder, args.memories, workdir)

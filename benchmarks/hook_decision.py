@@ -1,10 +1,10 @@
 """The prompt hook's decision, measured with the real hook process on LoCoMo dev stores.
 
-    .venv/bin/python benchmarks/hook_decision.py --data DIR [--workdir DIR] [--json OUT]
+    .venv/bin/python benchmarks/hook_decision.py [--data DIR] [--workdir DIR] [--json OUT]
         [--conversations conv-42,conv-43] [--positives 24] [--foreign 20] [--generic 10]
 
-DIR holds LoCoMo conversations as `conv-*.json` (one file per conversation of data/locomo10.json
-in the public snap-research/locomo repository; default: $LOCOMO_DATA). Each conversation's
+DIR holds LoCoMo conversations as `conv-*.json` (default: $LOCOMO_DATA, else
+benchmarks/data/locomo-dev/, which `python benchmarks/locomo_data.py` fills). Each conversation's
 observations become one memory store (as in locomo.py), indexed once. Prompts per store:
 `--positives` of its own questions (the answer is in the store), and negatives with nothing to
 find: `--foreign` questions of the next conversation (other people) and `--generic` everyday
@@ -41,6 +41,7 @@ sys.path.insert(0, str(PROJECT))
 
 import generic_prompts  # noqa: E402
 import locomo  # noqa: E402
+from locomo_data import data_dir  # noqa: E402
 
 PYTHON = Path(sys.executable).absolute()
 SCRIPT = PYTHON.parent / "local-recall"
@@ -218,12 +219,12 @@ def _share(got: Sequence[Decision]) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    default_data = os.environ.get("LOCOMO_DATA")
     parser.add_argument(
         "--data",
         type=Path,
-        default=Path(default_data) if default_data else None,
-        help="folder of LoCoMo conv-*.json files (default: $LOCOMO_DATA)",
+        default=None,
+        help="folder of LoCoMo conv-*.json files (default: $LOCOMO_DATA, else "
+        "benchmarks/data/locomo-dev/ from `python benchmarks/locomo_data.py`)",
     )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/local-recall-hook-decision"))
     parser.add_argument("--conversations", default="", help="e.g. conv-42,conv-43 (default: all)")
@@ -243,8 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     overrides = dict(item.split("=", 1) for item in args.set)
-    if args.data is None:
-        parser.error("give --data DIR or set $LOCOMO_DATA (LoCoMo conv-*.json files)")
+    args.data = data_dir(args.data)
     wanted = {c for c in args.conversations.split(",") if c}
     conversations = {
         path.stem: json.loads(path.read_text(encoding="utf-8"))

@@ -4,8 +4,8 @@
                                           [--corpora obs,turns] [--json OUT] [--workdir DIR]
 
 Data: LoCoMo (public: the snap-research/locomo repository), the dev conversations as conv-*.json
-files in a folder given by --data or $LOCOMO_DATA (benchmarks/README.md says how to split
-locomo10.json); the project's shared folder, when present beside the checkout, is the default.
+files in --data DIR, else $LOCOMO_DATA, else benchmarks/data/locomo-dev/, which
+`python benchmarks/locomo_data.py` fills (it says so when none holds them).
 Scoring rule: as in benchmarks/README.md. Each conversation is one memory store: its memories are
 written as memory files in a temporary repository, indexed with
 `Recall.sync_index()` and queried with `Recall.search(question, limit=10, mode=...)`.
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import tempfile
@@ -30,6 +29,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from locomo_data import data_dir  # noqa: E402
 
 from local_recall.memory.drafts import make_draft  # noqa: E402
 from local_recall.memory.format import render_memory  # noqa: E402
@@ -38,7 +40,6 @@ from local_recall.recall import Recall, Settings  # noqa: E402
 from local_recall.repo.files import write_text_atomic  # noqa: E402
 from local_recall.search.embedders import MiniLMEmbedder  # noqa: E402
 
-DATA = Path(os.environ.get("LOCOMO_DATA") or ROOT.parent / "shared" / "benchmarks" / "locomo-dev")
 MODES = ("hybrid", "semantic", "text", "fuzzy")
 CORPORA = ("obs", "turns")
 _DIA = re.compile(r"D:?(\d+):(\d+)")
@@ -238,7 +239,13 @@ def _labels(recall: Recall, items: Sequence[Item]) -> dict[str, frozenset[str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="default: $LOCOMO_DATA, else "
+        "benchmarks/data/locomo-dev/ (python benchmarks/locomo_data.py)",
+    )
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--corpora", default=",".join(CORPORA))
     parser.add_argument("--json", type=Path, default=None, help="Also write the results here.")
@@ -249,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="Keep (and reuse) the repositories and indexes here.",
     )
     args = parser.parse_args(argv)
-    results = run(args.data, args.modes.split(","), args.corpora.split(","), args.workdir)
+    data = data_dir(args.data)
+    results = run(data, args.modes.split(","), args.corpora.split(","), args.workdir)
     print(f"LoCoMo dev: {results['questions']} questions per corpus")
     print(f"{'corpus/mode':<16} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR@10':>7}")
     for name, s in results["overall"].items():

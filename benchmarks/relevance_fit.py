@@ -1,10 +1,11 @@
 """Fit and evaluate the relevance calibration (local_recall/search/relevance.py) on LoCoMo dev.
 
-    .venv/bin/python benchmarks/relevance_fit.py --data DIR [--fit conv-26,conv-30,conv-41]
+    .venv/bin/python benchmarks/relevance_fit.py [--data DIR] [--fit conv-26,conv-30,conv-41]
         [--eval conv-42,conv-43] [--cache DIR] [--json OUT]
 
-DIR holds LoCoMo conversations as conv-*.json (public: snap-research/locomo; default
-$LOCOMO_DATA). Corpus: each conversation's observations are one store (as in locomo.py).
+DIR holds LoCoMo conversations as conv-*.json (default: $LOCOMO_DATA, else
+benchmarks/data/locomo-dev/ from `python benchmarks/locomo_data.py`). Corpus: each
+conversation's observations are one store (as in locomo.py).
 Queries per store: its own questions (positives: the memories carrying an evidence dia_id),
 every question of the next conversation of the same split (other people: nothing to find) and
 generic coding prompts (generic_prompts.FIT for the fit split, .EVAL for the held-out one).
@@ -26,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +43,7 @@ sys.path.insert(0, str(PROJECT))
 
 import generic_prompts  # noqa: E402
 import locomo  # noqa: E402
+from locomo_data import data_dir  # noqa: E402
 
 from local_recall.search import relevance as rel  # noqa: E402
 from local_recall.search.embedders import MiniLMEmbedder  # noqa: E402
@@ -228,16 +229,20 @@ def threshold_for(scored: Sequence[Scored], score: Any, rate: float) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    default_data = os.environ.get("LOCOMO_DATA")
-    parser.add_argument("--data", type=Path, default=Path(default_data) if default_data else None)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="default: $LOCOMO_DATA, else "
+        "benchmarks/data/locomo-dev/ (python benchmarks/locomo_data.py)",
+    )
     parser.add_argument("--fit", default="conv-26,conv-30,conv-41")
     parser.add_argument("--eval", default="conv-42,conv-43")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/local-recall-relevance-fit"))
     parser.add_argument("--negative-rate", type=float, default=0.05)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    if args.data is None:
-        parser.error("give --data DIR or set $LOCOMO_DATA (LoCoMo conv-*.json files)")
+    args.data = data_dir(args.data)
     fit_names, eval_names = args.fit.split(","), args.eval.split(",")
     convs = {n: json.loads((args.data / f"{n}.json").read_text()) for n in fit_names + eval_names}
     embedder = MiniLMEmbedder()
