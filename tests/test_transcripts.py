@@ -194,7 +194,7 @@ def test_find_transcripts_root_subdir_worktree_subagent_and_not_lookalikes(
     # look-alikes: their directory names start with the root's encoding + "-"
     place(T05, work / "my.repo-other")
     place(T05, work / "my.repo.old" / "x")
-    # same directory name as the root, but recorded elsewhere: <tmp>/work/my/repo encodes alike
+    # same directory name as the root, but recorded elsewhere: work/my/repo encodes alike
     place(T05, work / "my" / "repo", name="collision.jsonl")
     (projects / encode_project_dir(str(root)) / "collision.jsonl").rename(
         projects / encode_project_dir(str(root)) / "zz-collision.jsonl"
