@@ -247,7 +247,7 @@ def _run(claude: str, scenario: Scenario, cwd: Path, home: Path, mcp_config: str
         # A fresh fake API per run: its message ids restart at msg_fake000001, so one id recurs
         # across the prompts of a resumed session, which the parser must not merge.
         with FakeAnthropic(scenario.responder) as api:
-            env = offline_env(home, api.url, extra={"HOME": str(home)})
+            env = offline_env(home, api.url)
             done = run_claude(
                 claude, ["-p", prompt, *session, *args], cwd=cwd, env=env, timeout=180
             )
