@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import shlex
-import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -239,7 +238,7 @@ def _hooks_file_checks(path: Path, which: Callable[[str], str | None]) -> tuple[
 
 
 def check_claude_hooks(
-    root: Path, claude_config_dir: Path, which: Callable[[str], str | None] = shutil.which
+    root: Path, claude_config_dir: Path, which: Callable[[str], str | None]
 ) -> Iterable[Check]:
     """Our hooks in the project, local or user settings (or the plugin): valid, complete, and
     running commands that exist; installed once."""
@@ -271,7 +270,7 @@ def check_claude_hooks(
 
 
 def check_claude_mcp(
-    root: Path, claude_config_dir: Path, which: Callable[[str], str | None] = shutil.which
+    root: Path, claude_config_dir: Path, which: Callable[[str], str | None]
 ) -> Iterable[Check]:
     """Our server in <root>/.mcp.json, running a command that exists, for this repository."""
     from local_recall.claude_code.install import read_json_object
@@ -356,7 +355,7 @@ def check_destinations(
     yield Check("user config", OK, f"{user_config} ({found})")
 
 
-def check_claude_cli(which: Callable[[str], str | None] = shutil.which) -> Iterable[Check]:
+def check_claude_cli(which: Callable[[str], str | None]) -> Iterable[Check]:
     """Information only: the CLI is needed for extraction with extractor = claude."""
     claude = which("claude")
     yield Check(

@@ -24,6 +24,7 @@ from local_recall.capture.budget import (
     record_spend,
     save_daily_spend,
 )
+from local_recall.capture.extraction.attempts import RetryPolicy
 from local_recall.capture.extraction.claude_cli import (
     NOT_FOUND_MESSAGE,
     ClaudeCliExtractor,
@@ -324,8 +325,7 @@ def extractor(
     return ClaudeCliExtractor(
         claude,
         environ=offline_env(home, url, extra={"CLAUDE_CODE_MAX_RETRIES": "0"}),
-        sleep=(slept.append if slept is not None else time.sleep),
-        **options,
+        retry=RetryPolicy(sleep=(slept.append if slept is not None else time.sleep), **options),
     )
 
 
@@ -451,7 +451,7 @@ def test_hanging_api_is_killed_at_the_timeout(tmp_path: Path) -> None:
     reply: Reply = hang_reply()
     with FakeAnthropic(lambda body: reply) as api:
         env = offline_env(tmp_path / "home", api.url, extra=dict([marker.split("=", 1)]))
-        ex = ClaudeCliExtractor(claude, timeout_seconds=6, max_attempts=1, environ=env)
+        ex = ClaudeCliExtractor(claude, retry=RetryPolicy(6, max_attempts=1), environ=env)
         started = time.monotonic()
         with pytest.raises(ExtractionFailed) as err:
             ex.extract("User: hi")
@@ -521,9 +521,9 @@ def test_ollama_chat_extracts_with_schema_and_retries_server_errors() -> None:
     )
     slept: list[float] = []
     try:
-        result = OllamaChatExtractor("qwen3:4b", host=server.url, sleep=slept.append).extract(
-            "User: how are tests run?", repo_name="demo"
-        )
+        result = OllamaChatExtractor(
+            "qwen3:4b", server.url, RetryPolicy(sleep=slept.append)
+        ).extract("User: how are tests run?", repo_name="demo")
     finally:
         server.close()
     assert [m.subject for m in result.memories] == [GOOD["subject"]]
@@ -543,9 +543,8 @@ def test_ollama_missing_model_down_server_and_bad_json() -> None:
         with pytest.raises(ExtractorUnavailable, match="ollama pull nope"):
             OllamaChatExtractor("nope", host=server.url).extract("User: hi")
         with pytest.raises(ExtractionFailed, match="malformed"):
-            OllamaChatExtractor("m", host=server.url, max_attempts=2, sleep=lambda s: None).extract(
-                "User: hi"
-            )
+            no_wait = RetryPolicy(max_attempts=2, sleep=lambda s: None)
+            OllamaChatExtractor("m", server.url, no_wait).extract("User: hi")
     finally:
         server.close()
     with pytest.raises(ExtractorUnavailable, match="not reachable"):

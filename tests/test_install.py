@@ -436,27 +436,27 @@ def test_doctor_is_happy_after_install(tmp_path: Path) -> None:
     root, config_dir = tmp_path / "repo", tmp_path / "cfg"
     root.mkdir()
     install(root, claude_config_dir=config_dir, launcher=real_launcher(tmp_path))
-    assert statuses(check_claude_hooks(root, config_dir)) == [("claude hooks", "ok")]
-    assert statuses(check_claude_mcp(root, config_dir)) == [("claude mcp", "ok")]
+    assert statuses(check_claude_hooks(root, config_dir, shutil.which)) == [("claude hooks", "ok")]
+    assert statuses(check_claude_mcp(root, config_dir, shutil.which)) == [("claude mcp", "ok")]
 
 
 def test_doctor_reports_missing_commands_broken_files_and_duplicates(tmp_path: Path) -> None:
     root, config_dir = tmp_path / "repo", tmp_path / "cfg"
     root.mkdir()
     install(root, claude_config_dir=config_dir, launcher=LR)  # /opt/venv/... does not exist
-    hooks = list(check_claude_hooks(root, config_dir))
+    hooks = list(check_claude_hooks(root, config_dir, shutil.which))
     assert ("claude hooks", "fail") in statuses(hooks)
     assert "/opt/venv/bin/local-recall, which does not exist" in hooks[0].detail
-    assert statuses(check_claude_mcp(root, config_dir)) == [("claude mcp", "fail")]
+    assert statuses(check_claude_mcp(root, config_dir, shutil.which)) == [("claude mcp", "fail")]
 
     install(root, claude_config_dir=config_dir, scope="user", launcher=real_launcher(tmp_path))
     install(root, claude_config_dir=config_dir, launcher=real_launcher(tmp_path))
-    duplicated = list(check_claude_hooks(root, config_dir))
+    duplicated = list(check_claude_hooks(root, config_dir, shutil.which))
     assert duplicated[-1].status == "warn"
     assert "runs more than once" in duplicated[-1].detail
 
     (root / ".claude" / "settings.json").write_text('{"hooks": {"Stop": "x"}}')
-    broken = list(check_claude_hooks(root, config_dir))
+    broken = list(check_claude_hooks(root, config_dir, shutil.which))
     assert broken[0].status == "fail"
     assert "Claude Code ignores every hook in this file" in broken[0].detail
 
@@ -464,14 +464,15 @@ def test_doctor_reports_missing_commands_broken_files_and_duplicates(tmp_path: P
 def test_doctor_with_nothing_installed_and_with_the_plugin(tmp_path: Path) -> None:
     root, config_dir = tmp_path / "repo", tmp_path / "cfg"
     root.mkdir()
-    assert statuses(check_claude_hooks(root, config_dir)) == [("claude hooks", "warn")]
-    assert statuses(check_claude_mcp(root, config_dir)) == [("claude mcp", "warn")]
+    hooks = check_claude_hooks(root, config_dir, shutil.which)
+    assert statuses(hooks) == [("claude hooks", "warn")]
+    assert statuses(check_claude_mcp(root, config_dir, shutil.which)) == [("claude mcp", "warn")]
     config_dir.mkdir()
     (config_dir / "settings.json").write_text(
         json.dumps({"enabledPlugins": {"local-recall@local-recall": True}})
     )
-    assert statuses(check_claude_hooks(root, config_dir)) == [("claude plugin", "ok")]
-    assert list(check_claude_mcp(root, config_dir)) == []
+    assert statuses(check_claude_hooks(root, config_dir, shutil.which)) == [("claude plugin", "ok")]
+    assert list(check_claude_mcp(root, config_dir, shutil.which)) == []
 
 
 def test_doctor_reports_the_claude_cli_as_information_only() -> None:

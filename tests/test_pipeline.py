@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
+from local_recall.capture.extraction.attempts import RetryPolicy
 from local_recall.capture.extraction.claude_cli import ClaudeCliExtractor
 from local_recall.capture.extraction.prompt import CandidateMemory, ExtractionResult
 from local_recall.capture.pipeline import ALREADY_RUNNING
@@ -54,6 +55,7 @@ from local_recall.capture.transcripts.project_dirs import encode_project_dir
 from local_recall.errors import ExtractionFailed
 from local_recall.recall import Recall
 from local_recall.search.embedders import MiniLMEmbedder
+from local_recall.search.query import SearchQuery
 from local_recall.settings import Settings
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
@@ -565,7 +567,8 @@ class World:
 
     def extractor(self, **options: Any) -> ClaudeCliExtractor:
         """Retries without sleeping (the CLI's own backoff is real time)."""
-        return ClaudeCliExtractor(self.claude, environ=self.env, sleep=lambda _: None, **options)
+        retry = RetryPolicy(sleep=lambda _: None, **options)
+        return ClaudeCliExtractor(self.claude, environ=self.env, retry=retry)
 
     def install(self, src: Path, **kw: Any) -> Path:
         return install(src, self.projects, self.repo, **kw)
@@ -871,7 +874,7 @@ def test_thinking_memories_are_off_by_default_and_stored_verbatim_when_on(world:
     assert "The devserver.toml sets port = 8765; the README is outdated." in text
     assert "It listens on 8765 (see devserver.toml)." in text
     assert "Which port does the dev server use?" in text
-    hits = world.recall().search("devserver port README outdated", kind="thinking")
+    hits = world.recall().search(SearchQuery("devserver port README outdated", kind="thinking"))
     assert [h.id for h in hits][:1] == [thought.stem]
     assert all(h.id != thought.stem for h in world.recall().search("devserver port"))
 

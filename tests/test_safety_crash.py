@@ -38,6 +38,7 @@ from local_recall.memory.format import render_memory
 from local_recall.memory.model import Memory, content_hash
 from local_recall.recall import Recall
 from local_recall.search.index_plan import IndexPlan, plan_index_sync, row_key
+from local_recall.search.query import SearchQuery
 from local_recall.settings import Settings
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
@@ -113,7 +114,10 @@ def answers(recall: Recall) -> dict[tuple[str, str], object]:
     out: dict[tuple[str, str], object] = {}
     for query in QUERIES:
         for mode in ("hybrid", "semantic", "text"):
-            hits = [(h.id, round(h.score, 4)) for h in recall.search(query, mode=mode, sync=False)]
+            hits = [
+                (h.id, round(h.score, 4))
+                for h in recall.search(SearchQuery(query, mode=mode), sync=False)
+            ]
             assert {hit_id for hit_id, _ in hits} <= live, (query, mode)
             out[query, mode] = ranked(hits) if mode == "semantic" else len(hits)
     return out

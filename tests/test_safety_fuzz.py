@@ -36,6 +36,7 @@ from local_recall.claude_code.mcp_server import build_server
 from local_recall.context.notes import CLOSE_TAG, OPEN_TAG, notes_from_json
 from local_recall.errors import InvalidInput
 from local_recall.recall import Recall
+from local_recall.search.query import SearchQuery
 from local_recall.search.searcher import MODES
 from local_recall.settings import Settings
 from tests.conftest import clean_env, git_init
@@ -658,7 +659,9 @@ def test_lone_surrogates_are_refused_or_dropped_never_written(repo: Path) -> Non
     assert list(recall.layout.episodic_dir.iterdir()) == []
     recall.add("Surrogates", "Lone surrogates are refused.")
     for mode in MODES:
-        assert [h.subject for h in recall.search("\ud800 surrogates", mode=mode)] == ["Surrogates"]
+        assert [h.subject for h in recall.search(SearchQuery("\ud800 surrogates", mode=mode))] == [
+            "Surrogates"
+        ]
 
 
 # --- (d) search queries in every mode -----------------------------------------------------------
@@ -713,7 +716,9 @@ def test_fuzz_search_queries_in_every_mode(searchable: Recall) -> None:
     def check(query: str, limit: int, scope: str | None, kind: str) -> None:
         for mode in MODES:
             try:
-                hits = searchable.search(query, limit=limit, mode=mode, scope=scope, kind=kind)
+                hits = searchable.search(
+                    SearchQuery(query, limit=limit, mode=mode, scope=scope, kind=kind)
+                )
             except InvalidInput:
                 assert scope is not None  # only an invalid scope may be refused
                 continue

@@ -149,7 +149,7 @@ def test_dedup_question_finds_the_dedup_memory_in_every_mode(
 ) -> None:
     recall, ids = indexed
     for mode in ("hybrid", "semantic", "text"):
-        hits = recall.search(DEDUP_QUERY, mode=mode)
+        hits = recall.search(SearchQuery(DEDUP_QUERY, mode=mode))
         assert hits[0].id == ids["Deduplicate memories by content hash"], mode
         assert 0.0 <= hits[-1].score <= hits[0].score <= 1.0
     best = recall.search(DEDUP_QUERY)[0]
@@ -190,9 +190,9 @@ def test_typos_and_identifiers_hit_through_fuzzy_matching(
     table = ids["The ProcessedLog table"]
     for query in ("procesed_log", "ProcessedLog", "processed log", "proccessedlog table"):
         assert recall.search(query, limit=1)[0].id == table, query
-        assert recall.search(query, mode="fuzzy", limit=1)[0].id == table, query
+        assert recall.search(SearchQuery(query, mode="fuzzy", limit=1))[0].id == table, query
     assert (
-        recall.search("deduplcate memmories", mode="fuzzy", limit=1)[0].id
+        recall.search(SearchQuery("deduplcate memmories", mode="fuzzy", limit=1))[0].id
         == (ids["Deduplicate memories by content hash"])
     )
 
@@ -219,7 +219,7 @@ def test_adversarial_queries_never_raise(
 ) -> None:
     recall, _ = indexed
     for mode in ("hybrid", "text", "fuzzy"):
-        hits = recall.search(query, mode=mode, sync=False)
+        hits = recall.search(SearchQuery(query, mode=mode), sync=False)
         assert all(0.0 <= h.score <= 1.0 for h in hits)
 
 
@@ -230,7 +230,9 @@ def test_empty_query_returns_nothing(indexed: tuple[Recall, dict[str, str]]) -> 
 
 def test_scope_kind_and_date_filters(repo: Path, indexed: tuple[Recall, dict[str, str]]) -> None:
     recall, ids = indexed
-    hits = recall.search("socket hooks index store", scope="file:local_recall/", limit=20)
+    hits = recall.search(
+        SearchQuery("socket hooks index store", scope="file:local_recall/", limit=20)
+    )
     assert {h.applies_to for h in hits} <= {
         "global",
         "file:local_recall/store.py",
@@ -240,13 +242,19 @@ def test_scope_kind_and_date_filters(repo: Path, indexed: tuple[Recall, dict[str
     }
     assert "area:pipeline" not in {h.applies_to for h in hits}
     no_global = recall.search(
-        "ruff lint settings", scope="file:local_recall/", limit=20, include_global=False
+        SearchQuery(
+            "ruff lint settings", scope="file:local_recall/", limit=20, include_global=False
+        )
     )
     assert ids["Ruff and mypy settings"] not in {h.id for h in no_global}
     assert recall.search("ruff lint settings", limit=1)[0].id == ids["Ruff and mypy settings"]
-    one_file = recall.search("hook exit", scope="file:local_recall/hooks.py", include_global=False)
+    one_file = recall.search(
+        SearchQuery("hook exit", scope="file:local_recall/hooks.py", include_global=False)
+    )
     assert [h.id for h in one_file] == [ids["Hooks must exit 0"]]
-    dated = recall.search("hook exit socket", since=datetime(2025, 1, 5, tzinfo=UTC), limit=20)
+    dated = recall.search(
+        SearchQuery("hook exit socket", since=datetime(2025, 1, 5, tzinfo=UTC), limit=20)
+    )
     assert {h.occurred_at for h in dated} <= {
         datetime(2025, 1, 5, tzinfo=UTC),
         datetime(2025, 1, 6, tzinfo=UTC),
@@ -263,7 +271,7 @@ def test_scope_kind_and_date_filters(repo: Path, indexed: tuple[Recall, dict[str
         )
     ).memory
     assert thought.id not in {h.id for h in recall.search("socket path hashed", limit=20)}
-    thinking = recall.search("socket path hashed", kind="thinking")
+    thinking = recall.search(SearchQuery("socket path hashed", kind="thinking"))
     assert [h.id for h in thinking] == [thought.id] and thinking[0].kind == "thinking"
 
 
@@ -287,7 +295,7 @@ def test_hand_edit_is_found_and_delete_is_gone(
     hits = recall.search("zebras type checking", limit=1)
     assert hits[0].id == target and "zebras" in hits[0].snippet
     assert len(recorder.documents) == before + 1  # only the edited memory was embedded
-    assert recall.search("zebras", mode="text", limit=1)[0].id == target
+    assert recall.search(SearchQuery("zebras", mode="text", limit=1))[0].id == target
 
     recall.delete(target)
     assert target not in {h.id for h in recall.search("zebras type checking", limit=20)}
@@ -304,11 +312,11 @@ def test_metadata_only_change_does_not_reembed(
     report = recall.sync_index()
     assert (report.embedded, report.updated, report.removed) == (0, 1, 0)
     assert len(recorder.documents) == before
-    hit = recall.search("exit status", scope="area:hooks", include_global=False)[0]
+    hit = recall.search(SearchQuery("exit status", scope="area:hooks", include_global=False))[0]
     assert hit.id == target and hit.applies_to == "area:hooks"
     assert hit.keywords == ("claude code", "exit status")
     # the new keyword is searchable through full text
-    assert recall.search("status", mode="text", limit=1)[0].id == target
+    assert recall.search(SearchQuery("status", mode="text", limit=1))[0].id == target
     noop = recall.sync_index()
     assert (noop.embedded, noop.updated, noop.removed, noop.rebuilt) == (0, 0, 0, False)
 
@@ -318,7 +326,7 @@ def test_rows_added_after_the_fulltext_index_are_found(
 ) -> None:
     recall, _ = indexed
     new = recall.add("Quokka deployment notes", "Deploy the quokka service with blue-green.")
-    assert recall.search("quokka", mode="text", limit=1)[0].id == new.id
+    assert recall.search(SearchQuery("quokka", mode="text", limit=1))[0].id == new.id
     assert recall.search("quokka deployment", limit=1)[0].id == new.id
 
 
@@ -404,7 +412,7 @@ def test_ollama_provider_up_and_down(repo: Path) -> None:
         assert server.embed_requests()
         meta = json.loads((recall.layout.index_dir / "meta.json").read_text())
         assert meta["embedder"] == "ollama:nomic-embed-text:768"
-        hits = recall.search("unix socket path bytes", mode="semantic")
+        hits = recall.search(SearchQuery("unix socket path bytes", mode="semantic"))
         assert hits[0].id == ids["Daemon socket path length"]
         url = server.url
     # Ollama stops: search falls back to text + fuzzy and says so; nothing raises
@@ -413,7 +421,7 @@ def test_ollama_provider_up_and_down(repo: Path) -> None:
     report = down.sync_index()
     assert report.fallback is not None and not report.rebuilt
     for mode in ("hybrid", "semantic"):
-        hits = down.search(DEDUP_QUERY, mode=mode)
+        hits = down.search(SearchQuery(DEDUP_QUERY, mode=mode))
         assert hits[0].id == ids["Deduplicate memories by content hash"]
     assert down.search("zeppelin mooring", limit=1)[0].id == new.id  # a text-only row
     assert "embedder unavailable" in (down.search_status().fallback or "")
@@ -425,7 +433,7 @@ def test_ollama_provider_up_and_down(repo: Path) -> None:
         up = open_recall(repo, LOCAL_RECALL_EMBEDDER_OLLAMA_HOST=server.url, **env)
         report = up.sync_index()
         assert (report.embedded, report.rebuilt, report.fallback) == (1, False, None)
-        assert up.search("zeppelin", mode="semantic", limit=1)[0].id == new.id
+        assert up.search(SearchQuery("zeppelin", mode="semantic", limit=1))[0].id == new.id
         assert up.search_status().fallback is None
         assert not up.query(SearchQuery("zeppelin mooring")).degraded
 
@@ -441,7 +449,9 @@ def test_no_embedder_and_no_index_still_answers(repo: Path) -> None:
     hits = recall.search(DEDUP_QUERY)
     assert hits[0].id == ids["Deduplicate memories by content hash"]
     # the word-match fallback still clears the hooks' threshold for a plain paraphrase
-    assert recall.search("deduplicating memory files", min_score=0.35)[0].id == hits[0].id
+    assert (
+        recall.search(SearchQuery("deduplicating memory files", min_score=0.35))[0].id == hits[0].id
+    )
     assert recall.search_status().fallback
     assert recall.query(SearchQuery(DEDUP_QUERY)).degraded
 
@@ -457,7 +467,9 @@ def test_files_only_search_loads_neither_lancedb_nor_a_model(repo: Path) -> None
         "from pathlib import Path\n"
         "from local_recall.recall import Recall, Settings\n"
         "recall = Recall.open(settings=Settings(root=Path(sys.argv[1]), environ={}))\n"
-        "hits = recall.search(sys.argv[2], sync=False, use_index=False, min_score=0.35)\n"
+        "from local_recall.search.query import SearchQuery\n"
+        "wanted = SearchQuery(sys.argv[2], min_score=0.35)\n"
+        "hits = recall.search(wanted, sync=False, use_index=False)\n"
         "heavy = [m for m in ('lancedb', 'onnxruntime', 'pyarrow') if m in sys.modules]\n"
         "print(json.dumps({'hits': [h.subject for h in hits], 'heavy': heavy}))\n"
     )
@@ -497,7 +509,7 @@ def test_ann_index_past_the_threshold_and_rows_added_after_it(
     recall.sync_index()
     assert recall.searcher.index.has_ann()
     late = recall.add("Avalanche beacon battery", "Replace the avalanche beacon battery yearly.")
-    assert recall.search("avalanche beacon", mode="semantic", limit=3)[0].id == late.id
+    assert recall.search(SearchQuery("avalanche beacon", mode="semantic", limit=3))[0].id == late.id
     assert recall.search("avalanche beacon", limit=1)[0].id == late.id
 
 

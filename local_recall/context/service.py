@@ -21,7 +21,7 @@ from local_recall.memory.model import Memory, format_timestamp
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 
 if TYPE_CHECKING:
-    from local_recall.lifecycle.service import Life
+    from local_recall.memory.life import Life
     from local_recall.recall import Recall
 
 

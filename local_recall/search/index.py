@@ -1,157 +1,50 @@
-"""The search index: a LanceDB table in `local-recall/index/`, derived from the memory files.
-
-This is the only module that imports lancedb (lazily: the import costs ~2 s). The index is a
-cache — gitignored, rebuildable at any time from the files — so anything wrong with it (missing,
-corrupt, built by another embedder, written by an older version) leads to a rebuild, never to
-an error the user sees. Layout and rules: docs/search.md.
-
-One table, `memories`, one row per memory of either kind, keyed `<kind>/<id>`, holding its text,
-metadata, full-text document and whole-text vector; a second, `passages`, one vector per
-sentence of multi-sentence memories (a memory scores by its best vector). Next to them,
-`meta.json` records which embedder made the vectors; a different embedder means a full rebuild,
-so vectors of two models are never mixed. When the embedder cannot be reached, rows are still
-written with their text (so full-text search finds them) and an all-zero vector marked
-`has_vector = false`; the next sync with a working embedder embeds them. Columns:
-index_schema.py; what a sync changes: index_plan.py, carried out by index_sync.py.
-
-Longer than 400 lines: every lancedb call lives here (the one module that imports lancedb).
+"""The memory rows of the search index (`MemoryIndex`): what is indexed (fingerprints), and
+writing, updating and removing rows. The database they live in — connection, tables, meta file,
+maintenance — is index_tables.py's; the queries are index_search.py's; what a sync changes is
+decided in index_plan.py and carried out by index_sync.py. When the embedder cannot be reached,
+rows are still written with their text (so full-text search finds them) and an all-zero vector
+marked `has_vector = false`; the next sync with a working embedder embeds them.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import logging
-import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from local_recall.errors import IndexUnavailable
 from local_recall.memory.model import Memory
-from local_recall.repo.files import read_bytes_nofollow, through_symlink, write_text_atomic
-from local_recall.search.index_plan import Fingerprint, IndexMeta, fingerprint
+from local_recall.search.index_plan import Fingerprint, fingerprint
 from local_recall.search.index_schema import (
-    FTS_OPTIONS,
     metadata_to_arrow,
-    passage_schema,
     passages_to_arrow,
     row_filter,
     rows_to_arrow,
-    table_schema,
 )
+from local_recall.search.index_tables import PASSAGES, TABLE, IndexTables
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-log = logging.getLogger(__name__)
-
-TABLE: Final = "memories"
-PASSAGES: Final = "passages"  # extra vectors: the sentences of multi-sentence memories
-META_FILE: Final = "meta.json"
-_OPTIMIZE_AFTER_ROWS: Final = 1_000  # compact + fold new rows into the indices past this
-_KEEP_OLD_VERSIONS: Final = timedelta(minutes=10)  # readers of an older version keep working
-_KEY = re.compile(
+_KEY: Final = re.compile(
     r"^(?:episodic|thinking)/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    key: str
-    score: float  # vector: cosine similarity; text: BM25
-
-
-class MemoryIndex:
-    """The LanceDB table and its meta file. Every lancedb failure becomes IndexUnavailable."""
+class MemoryIndex(IndexTables):
+    """The memory rows: one per memory of either kind, plus its passage vectors."""
 
     def __init__(self, directory: Path, lock_path: Path, *, ann_threshold: int = 5_000) -> None:
-        self.directory = directory
-        self.lock_path = lock_path  # one writer at a time across processes: index_sync.py
-        self._ann_threshold = ann_threshold
-        self._db: Any = None
-        self._tables: dict[str, Any] = {}
-        # Whether the passages table has rows, as of this process's last sync: an empty one
-        # is not queried (a query costs ~1-2 ms even on no rows).
-        self._has_passages: bool | None = None
-        # Whether text-only rows (no vector yet) exist, as of the last sync: only then does a
-        # vector query need the `has_vector` filter (a filter scans the column: slow at 100k).
-        self._has_pending: bool | None = None
+        super().__init__(directory, lock_path, ann_threshold=ann_threshold)
         # key → (what the fingerprint was computed from, fingerprint): a no-op sync of 10k
         # memories then compares tuples instead of hashing 10k texts.
         self._fp_cache: dict[str, tuple[tuple[Any, ...], Fingerprint]] = {}
 
-    # --- meta ---------------------------------------------------------------------------------
-
-    @property
-    def meta_path(self) -> Path:
-        return self.directory / META_FILE
-
-    def read_meta(self) -> IndexMeta | None:
-        try:
-            data = json.loads(read_bytes_nofollow(self.meta_path))
-            return IndexMeta(
-                format=int(data["format"]),
-                embedder=data["embedder"],
-                identity=str(data["identity"]),
-                dim=int(data["dim"]),
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def _write_meta(self, meta: IndexMeta) -> None:
-        write_text_atomic(self.meta_path, json.dumps(meta.to_json(), indent=2) + "\n")
-
-    # --- lancedb ------------------------------------------------------------------------------
-
-    def _connect(self) -> Any:
-        if self._db is None:
-            try:
-                # lance logs warnings (e.g. deprecations) straight to stderr, which is a
-                # protocol channel for hooks; keep only errors unless the user asks for more.
-                os.environ.setdefault("LANCEDB_LOG", "error")
-                import lancedb
-
-                if through_symlink(self.directory) or _holds_symlink(self.directory):
-                    # committed by someone who can push: lance would write through it
-                    raise OSError(f"{self.directory} is or holds a symbolic link; not followed")
-                self.directory.mkdir(parents=True, exist_ok=True)
-                # 0 = check for a newer version on every read: another process (the daemon,
-                # `local-recall index`) may have written since this handle was opened.
-                self._db = lancedb.connect(self.directory, read_consistency_interval=timedelta(0))
-            except Exception as exc:
-                raise IndexUnavailable(f"cannot open the index at {self.directory}: {exc}") from exc
-        return self._db
-
-    def _opened(self, name: str = TABLE) -> Any:
-        if name not in self._tables:
-            db = self._connect()
-            try:
-                self._tables[name] = db.open_table(name)
-            except Exception as exc:
-                raise IndexUnavailable(f"cannot open the index table {name}: {exc}") from exc
-        return self._tables[name]
-
-    def forget(self) -> None:
-        """Drop open handles (after an error, or before a rebuild)."""
-        self._tables = {}
-        self._db = None
-        self._has_passages = None
-        self._has_pending = None
-
-    def exists(self) -> bool:
-        return self.meta_path.is_file() and all(
-            (self.directory / f"{name}.lance").is_dir() for name in (TABLE, PASSAGES)
-        )
-
     def count(self) -> int:
         try:
-            return int(self._opened().count_rows())
+            return int(self.opened().count_rows())
         except IndexUnavailable:
             raise
         except Exception as exc:
@@ -160,7 +53,7 @@ class MemoryIndex:
     def fingerprints(self) -> dict[str, Fingerprint]:
         """key → fingerprint of every row: two short columns, ~15 ms for 10k rows."""
         try:
-            table = self._opened()
+            table = self.opened()
             data = table.search().select(["key", "text_fp", "meta_fp"]).limit(None).to_arrow()
         except IndexUnavailable:
             raise
@@ -191,31 +84,6 @@ class MemoryIndex:
         self._fp_cache = fresh
         return {key: fp for key, (_, fp) in fresh.items()}
 
-    def create(self, meta: IndexMeta) -> None:
-        """New, empty tables (replacing any old ones) and their meta file. Overwriting makes a
-        new version, so a process still reading the old one is not disturbed."""
-        self.forget()
-        with contextlib.suppress(OSError):
-            self.meta_path.unlink()
-        for name, schema in ((TABLE, table_schema(meta.dim)), (PASSAGES, passage_schema(meta.dim))):
-            folder = self.directory / f"{name}.lance"
-            try:
-                mode = "overwrite" if folder.is_dir() else "create"
-                self._tables[name] = self._connect().create_table(name, schema=schema, mode=mode)
-            except Exception as exc:
-                log.warning("index table %s cannot be overwritten (%s); deleting it", name, exc)
-                shutil.rmtree(folder, ignore_errors=True)
-                try:
-                    self._tables[name] = self._connect().create_table(name, schema=schema)
-                except Exception as exc2:
-                    raise IndexUnavailable(f"cannot create the index: {exc2}") from exc2
-        self._write_meta(meta)
-
-    def destroy(self) -> None:
-        """Delete everything under the index folder (a corrupt index)."""
-        self.forget()
-        shutil.rmtree(self.directory, ignore_errors=True)
-
     def write(
         self,
         rows: Sequence[Mapping[str, Any]],
@@ -235,8 +103,8 @@ class MemoryIndex:
             self._delete(PASSAGES, [r["key"] for r in rows])
         try:
             if passages:
-                self._opened(PASSAGES).add(passages_to_arrow(passages, dim))
-            table = self._opened()
+                self.opened(PASSAGES).add(passages_to_arrow(passages, dim))
+            table = self.opened()
             if replace:
                 (
                     table.merge_insert("key")
@@ -255,7 +123,7 @@ class MemoryIndex:
             return
         data = metadata_to_arrow(rows, self.read_meta_dim())
         try:
-            self._opened().merge_insert("key").when_matched_update_all().execute(data)
+            self.opened().merge_insert("key").when_matched_update_all().execute(data)
         except Exception as exc:
             raise IndexUnavailable(f"cannot update the index: {exc}") from exc
 
@@ -271,66 +139,9 @@ class MemoryIndex:
                     raise IndexUnavailable(f"refusing a malformed index key {key!r}")
             where = "key IN (" + ", ".join(f"'{key}'" for key in chunk) + ")"
             try:
-                self._opened(name).delete(where)
+                self.opened(name).delete(where)
             except Exception as exc:
                 raise IndexUnavailable(f"removing rows failed: {exc}") from exc
-
-    def read_meta_dim(self) -> int:
-        meta = self.read_meta()
-        if meta is None:
-            raise IndexUnavailable("the index has no meta.json")
-        return meta.dim
-
-    def maintain(self, *, written: int) -> None:
-        """Keep queries fast: the full-text index exists, new rows are folded into the indices
-        after larger writes, and an ANN index is built once the table is big enough."""
-        from lancedb.index import FTS, HnswSq
-
-        try:
-            for name in (TABLE, PASSAGES):
-                table = self._opened(name)
-                indices = {cfg.index_type: cfg for cfg in table.list_indices()}
-                rows = int(table.count_rows())
-                if name == TABLE and "FTS" not in indices and rows:
-                    table.create_index("document", config=FTS(**FTS_OPTIONS), replace=True)
-                elif (
-                    written >= _OPTIMIZE_AFTER_ROWS
-                    or _unindexed(table, indices.get("FTS")) > _OPTIMIZE_AFTER_ROWS
-                ):
-                    table.optimize(cleanup_older_than=_KEEP_OLD_VERSIONS)
-                has_ann = any(_is_vector_index(cfg) for cfg in indices.values())
-                if rows >= self._ann_threshold and not has_ann:
-                    log.info("building the ANN vector index of %s over %d rows", name, rows)
-                    partitions = max(1, rows // 50_000)  # one HNSW graph per ~50k vectors
-                    table.create_index(
-                        "vector", config=HnswSq(distance_type="cosine", num_partitions=partitions)
-                    )
-        except Exception as exc:
-            raise IndexUnavailable(f"cannot maintain the index: {exc}") from exc
-
-    def has_pending(self, *, refresh: bool = False) -> bool:
-        if self._has_pending is None or refresh:
-            try:
-                self._has_pending = int(self._opened().count_rows("has_vector = false")) > 0
-            except Exception as exc:
-                raise IndexUnavailable(f"cannot count rows: {exc}") from exc
-        return self._has_pending
-
-    def has_passages(self, *, refresh: bool = False) -> bool:
-        if self._has_passages is None or refresh:
-            try:
-                self._has_passages = int(self._opened(PASSAGES).count_rows()) > 0
-            except Exception as exc:
-                raise IndexUnavailable(f"cannot count passages: {exc}") from exc
-        return self._has_passages
-
-    def has_ann(self) -> bool:
-        try:
-            return any(_is_vector_index(cfg) for cfg in self._opened().list_indices())
-        except Exception as exc:
-            raise IndexUnavailable(f"cannot list the index's indices: {exc}") from exc
-
-    # --- queries --------------------------------------------------------------------------------
 
     def vectors(
         self, kind: str | None, *, passages: bool = False
@@ -342,7 +153,7 @@ class MemoryIndex:
 
         where = row_filter(kind, None, None, extra=None if passages else "has_vector = true")
         try:
-            table = self._opened(PASSAGES if passages else TABLE)
+            table = self.opened(PASSAGES if passages else TABLE)
             query = table.search().select(["key", "vector"])
             if where:
                 query = query.where(where)
@@ -357,101 +168,3 @@ class MemoryIndex:
         flat = column.flatten().to_numpy(zero_copy_only=False)
         matrix = np.asarray(flat, dtype=np.float32).reshape(len(keys), dim)
         return keys, matrix
-
-    def vector_search(
-        self,
-        vector: npt.NDArray[np.float32],
-        *,
-        limit: int,
-        kind: str | None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[Candidate]:
-        """Cosine similarity of each memory's best vector (whole text or one of its passages).
-        Dates filter whole-text rows only: passages carry no date, and `since`/`until` are
-        applied again to the memories themselves by the caller."""
-        best: dict[str, float] = {}
-        pending = "has_vector = true" if self.has_pending() else None
-        tables = [(TABLE, row_filter(kind, since, until, extra=pending))]
-        if self.has_passages():
-            tables.append((PASSAGES, row_filter(kind, None, None)))
-        for name, where in tables:
-            try:
-                query = (
-                    self._opened(name)
-                    .search(vector, vector_column_name="vector")
-                    .distance_type("cosine")
-                )
-                if where:
-                    query = query.where(where, prefilter=True)
-                data = (
-                    query.limit(limit * (2 if name == PASSAGES else 1))
-                    .select(["key", "_distance"])
-                    .to_arrow()
-                )
-            except Exception as exc:
-                raise IndexUnavailable(f"vector search failed: {exc}") from exc
-            for key, distance in zip(
-                data.column("key").to_pylist(), data.column("_distance").to_pylist(), strict=True
-            ):
-                best[key] = max(best.get(key, -1.0), 1.0 - float(distance))
-        ranked = sorted(best.items(), key=lambda item: -item[1])[:limit]
-        return [Candidate(key, score) for key, score in ranked]
-
-    def text_search(
-        self,
-        terms: Sequence[str],
-        *,
-        limit: int,
-        kind: str | None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[Candidate]:
-        """BM25 over the full-text documents. `terms` are plain words: the query is a match
-        query object, never parsed as syntax and never put in a filter."""
-        if not terms:
-            return []
-        from lancedb.query import FullTextOperator, MatchQuery
-
-        where = row_filter(kind, since, until)
-        match = MatchQuery(
-            " ".join(terms),
-            "document",
-            boost=1.0,
-            fuzziness=0,
-            max_expansions=50,
-            operator=FullTextOperator.OR,
-            prefix_length=0,
-            document_granularity=None,
-        )
-        try:
-            query = self._opened().search(match, query_type="fts")
-            if where:
-                query = query.where(where, prefilter=True)
-            data = query.limit(limit).select(["key", "_score"]).to_arrow()
-        except Exception as exc:
-            raise IndexUnavailable(f"full-text search failed: {exc}") from exc
-        keys = data.column("key").to_pylist()
-        scores = data.column("_score").to_pylist()
-        return [Candidate(k, float(s)) for k, s in zip(keys, scores, strict=True)]
-
-
-def _is_vector_index(config: Any) -> bool:
-    return list(config.columns) == ["vector"]
-
-
-def _unindexed(table: Any, fts: Any) -> int:
-    if fts is None:
-        return 0
-    try:
-        return int(table.index_stats(fts.name).num_unindexed_rows)
-    except Exception:
-        return 0
-
-
-def _holds_symlink(directory: Path) -> bool:
-    """Any symbolic link below `directory` (walked without following one)."""
-    for folder, dirs, files in os.walk(directory):
-        if any(os.path.islink(os.path.join(folder, name)) for name in (*dirs, *files)):
-            return True
-    return False

@@ -17,7 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from local_recall.errors import IndexUnavailable
-from local_recall.search.index import Candidate, MemoryIndex
+from local_recall.search.index import MemoryIndex
+from local_recall.search.index_search import Candidate, text_search, vector_search
 
 log = logging.getLogger(__name__)
 
@@ -50,14 +51,14 @@ def from_index(
         try:
             vector: dict[str, float] = {}
             if query_vector is not None:
-                found = index.vector_search(query_vector, **ask.arguments())
+                found = vector_search(index, query_vector, **ask.arguments())
                 vector = {c.key: c.score for c in found}
             text: dict[str, float] = {}
             if text_future is not None:
                 future, text_future = text_future, None
                 text = {c.key: c.score for c in future.result()}
             elif terms:
-                text = {c.key: c.score for c in index.text_search(terms, **ask.arguments())}
+                text = {c.key: c.score for c in text_search(index, terms, **ask.arguments())}
             return vector, text
         except IndexUnavailable as exc:
             log.warning("search: %s", exc)
