@@ -33,10 +33,10 @@ from local_recall.daemon.schedule import (
     repo_transcript_dirs,
 )
 from local_recall.repo.layout import Layout
+from tests.capture.test_pipeline import exchange_entries, model
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
 from tests.fake_anthropic import FakeAnthropic
-from tests.test_pipeline import exchange_entries, model
 
 T = Timers(
     debounce_seconds=2.0,
