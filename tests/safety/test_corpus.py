@@ -38,7 +38,7 @@ from tests.capture.test_pipeline import ScriptedExtractor, World, exchange_entri
 from tests.claude_cli import requires_claude
 from tests.conftest import CliRunner, Result, clean_env
 from tests.fake_anthropic import Reply, error_reply, visible_text
-from tests.mcp_server.test_server import call, run_session
+from tests.mcp_session import call, run_session
 from tests.secret_corpus import DASH5, KINDS, ORDINARY, PlantedSecret, e2e_rule_samples
 from tests.secret_corpus import PLANTED as HAND_WRITTEN
 

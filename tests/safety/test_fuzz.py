@@ -39,8 +39,8 @@ from local_recall.recall import Recall
 from local_recall.search.query import SearchQuery
 from local_recall.search.searcher import MODES
 from local_recall.settings import Settings
-from tests.claude_code.test_hooks import assert_clean, hook_env, run_hook, served_as_daemon
 from tests.conftest import clean_env, git_init
+from tests.hook_runs import assert_clean, hook_env, run_hook, served_as_daemon
 
 # How many examples each fuzzer runs (per test run; hypothesis varies them between runs).
 EXAMPLES = {
