@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import statistics
@@ -41,10 +40,9 @@ sys.path.insert(0, str(PROJECT))
 
 import generic_prompts  # noqa: E402
 import locomo  # noqa: E402
+from harness import SCRIPT, daemon, fallbacks, hook_env, percentile, wait_until_ready  # noqa: E402
 from locomo_data import data_dir  # noqa: E402
 
-PYTHON = Path(sys.executable).absolute()
-SCRIPT = PYTHON.parent / "local-recall"
 CHARS_PER_TOKEN = 4
 _SHOWN = re.compile(r"^id ([0-9a-f-]{36}) ·", re.MULTILINE)
 _POINTER = re.compile(r"^- ([0-9a-f-]{36}) ", re.MULTILINE)
@@ -65,20 +63,6 @@ class Decision:
     pointers: tuple[str, ...]
     tokens: int
     seconds: float
-
-
-def clean_env(repo: Path, **extra: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("LOCAL_RECALL_", "CLAUDE")) and k != "PYTHONDONTWRITEBYTECODE"
-    }
-    env["PYTHONPATH"] = str(PROJECT)  # the hook and the daemon run this tree's library
-    env["CLAUDE_PROJECT_DIR"] = str(repo)
-    env["CLAUDE_CONFIG_DIR"] = str(repo.parent / f"{repo.name}-claude")
-    env["LOCAL_RECALL_EXTRACTION_ENABLED"] = "false"
-    env.update(extra)
-    return env
 
 
 def prompts_for(
@@ -145,42 +129,6 @@ def run_hook(repo: Path, prompt: str, env: dict[str, str]) -> Decision:
     )
 
 
-def daemon(repo: Path, env: dict[str, str], action: str) -> None:
-    subprocess.run(
-        [str(SCRIPT), "--root", str(repo), "daemon", action],
-        env=env,
-        capture_output=True,
-        check=False,
-        timeout=600,
-    )
-
-
-def wait_until_ready(repo: Path, deadline: float = 600) -> None:
-    status = repo / "local-recall" / "state" / "daemon.json"
-    until = time.monotonic() + deadline
-    while time.monotonic() < until:
-        try:
-            data = json.loads(status.read_text())
-            if data.get("state") == "running" and data.get("last_pass"):
-                return
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"the daemon of {repo} did not become ready")
-
-
-def fallbacks(repo: Path) -> int:
-    log = repo / "local-recall" / "recall.log"
-    if not log.exists():
-        return 0
-    return log.read_text(encoding="utf-8", errors="replace").count("searching in-process")
-
-
-def p95(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] if ordered else 0.0
-
-
 def summarise(
     prompts: Sequence[Prompt],
     decisions: dict[str, list[Decision]],
@@ -198,9 +146,9 @@ def summarise(
             "foreign_injected": _share([d for p, d in neg if p.kind == "foreign"]),
             "generic_injected": _share([d for p, d in neg if p.kind == "generic"]),
             "tokens_positive_mean": statistics.fmean(d.tokens for _, d in pos) if pos else 0,
-            "tokens_positive_p95": p95([d.tokens for _, d in pos]),
+            "tokens_positive_p95": percentile([d.tokens for _, d in pos], 0.95),
             "tokens_negative_mean": statistics.fmean(d.tokens for _, d in neg) if neg else 0,
-            "tokens_negative_p95": p95([d.tokens for _, d in neg]),
+            "tokens_negative_p95": percentile([d.tokens for _, d in neg], 0.95),
             "seconds_p50": statistics.median(d.seconds for d in got),
         }
     if len(decisions) == 2:
@@ -263,13 +211,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         got: dict[int, Decision] = {}
         for name in conversations:
             repo = workdir / name
-            env = clean_env(repo, **overrides)
+            env = hook_env(repo, PYTHONPATH=str(PROJECT), **overrides)
             daemon(repo, env, "stop")
             if path == "daemon":
                 daemon(repo, env, "start")
                 wait_until_ready(repo)
             else:
-                env = clean_env(repo, **overrides, LOCAL_RECALL_HOOKS_START_DAEMON="false")
+                env = hook_env(
+                    repo,
+                    PYTHONPATH=str(PROJECT),
+                    **overrides,
+                    LOCAL_RECALL_HOOKS_START_DAEMON="false",
+                )
             before = fallbacks(repo)
             for i, prompt in enumerate(prompts):
                 if prompt.store == name:

@@ -19,25 +19,35 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
-import os
-import platform
 import random
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
-PYTHON = Path(sys.executable).absolute()  # the venv's python (symlink kept: it is the venv)
-SCRIPT = PYTHON.parent / "local-recall"
+sys.path.insert(0, str(HERE))  # harness, also when imported by prompt_latency.py
+
+from harness import (  # noqa: E402
+    PYTHON,
+    SCRIPT,
+    Samples,
+    Variant,
+    daemon,
+    fallbacks,
+    hook_env,
+    interleaved,
+    machine,
+    percentile,
+    wait_until_ready,
+)
+
 START_MARK = "<!-- hook-latency:start -->"
 END_MARK = "<!-- hook-latency:end -->"
 PROMPT = "How do we keep two sessions from saving the same memory twice across processes?"
@@ -119,7 +129,7 @@ def prepare_repo(repo: Path, count: int) -> None:
             shutil.rmtree(repo)
         repo.mkdir(parents=True)
         subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    recall = Recall.open(settings=Settings(root=repo, environ=clean_env(repo)))
+    recall = Recall.open(settings=Settings(root=repo, environ=hook_env(repo)))
     if fresh:
         recall.init()
         print(f"writing {count} memories ...", flush=True)
@@ -133,69 +143,6 @@ def prepare_repo(repo: Path, count: int) -> None:
         f"{time.monotonic() - started:.0f} s",
         flush=True,
     )
-
-
-def clean_env(repo: Path, **extra: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("LOCAL_RECALL_", "CLAUDE")) and k != "PYTHONDONTWRITEBYTECODE"
-    }
-    env["CLAUDE_PROJECT_DIR"] = str(repo)
-    env["CLAUDE_CONFIG_DIR"] = str(repo.parent / f"{repo.name}-claude")
-    env["LOCAL_RECALL_EXTRACTION_ENABLED"] = "false"
-    env.update(extra)
-    return env
-
-
-@dataclass(frozen=True, slots=True)
-class Variant:
-    name: str
-    argv: list[str]
-    stdin: bytes
-    env: dict[str, str]
-    cwd: Path
-
-
-@dataclass
-class Samples:
-    wall: list[float] = field(default_factory=list)
-    cpu: list[float] = field(default_factory=list)  # user + sys of the child process
-    last_stdout: bytes = b""
-
-
-def timed(variant: Variant, into: Samples | None = None) -> None:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(
-        variant.argv,
-        input=variant.stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=variant.env,
-        cwd=variant.cwd,
-        check=False,
-    )
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if into is not None:
-        into.wall.append(wall)
-        into.cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-        into.last_stdout = done.stdout
-
-
-def interleaved(variants: list[Variant], runs: int) -> dict[str, Samples]:
-    """Each round runs every variant once (rotating the order), so load that comes and goes on
-    a shared machine hits all of them alike. Two unmeasured warm-up rounds first."""
-    samples = {v.name: Samples() for v in variants}
-    for _ in range(2):
-        for variant in variants:
-            timed(variant)
-    for round_ in range(runs):
-        shift = round_ % len(variants)
-        for variant in variants[shift:] + variants[:shift]:
-            timed(variant, samples[variant.name])
-    return samples
 
 
 def daemon_round_trips(
@@ -225,48 +172,8 @@ def stand_in_repo(repo: Path) -> Path:
     if not (other / "local-recall").is_dir():
         other.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", str(other)], check=True)
-        Recall.open(settings=Settings(root=other, environ=clean_env(other))).init()
+        Recall.open(settings=Settings(root=other, environ=hook_env(other))).init()
     return other
-
-
-def p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def log_lines(repo: Path) -> int:
-    path = repo / "local-recall" / "recall.log"
-    if not path.exists():
-        return 0
-    return path.read_text(encoding="utf-8", errors="replace").count("searching in-process")
-
-
-def daemon(repo: Path, env: dict[str, str], action: str) -> str:
-    done = subprocess.run(
-        [str(SCRIPT), "--root", str(repo), "daemon", action],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    return (done.stdout + done.stderr).strip()
-
-
-def wait_until_ready(repo: Path, deadline: float = 600) -> None:
-    """Until the daemon has done its start-up sync and first pass (both run right after start
-    and would compete with the measured runs for the CPU)."""
-    status = repo / "local-recall" / "state" / "daemon.json"
-    until = time.monotonic() + deadline
-    while time.monotonic() < until:
-        try:
-            data = json.loads(status.read_text())
-            if data.get("state") == "running" and data.get("last_pass"):
-                return
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    raise SystemExit("daemon did not become ready")
 
 
 def hook_import_ms(repo: Path, env: dict[str, str], stdin: bytes) -> float:
@@ -280,7 +187,7 @@ def hook_import_ms(repo: Path, env: dict[str, str], stdin: bytes) -> float:
     )
     for line in done.stderr.decode().splitlines():
         parts = [part.strip() for part in line.split("|")]
-        if len(parts) == 3 and parts[2] == "local_recall.claude_code.hooks":
+        if len(parts) == 3 and parts[2] == "local_recall.claude_code.hooks.events":
             return int(parts[1]) / 1000
     return float("nan")
 
@@ -313,22 +220,6 @@ def import_costs(env: dict[str, str], runs: int = 10) -> dict[str, float]:
     return {name: statistics.median(v) for name, v in seen.items() if v}
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        load = f" / load avg {os.getloadavg()[0]:.1f}"
-    except OSError:
-        load = ""
-    return f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}{load}"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--memories", type=int, default=10_000)
@@ -350,11 +241,11 @@ def main() -> int:
         event = {"session_id": "b", "cwd": str(root), "prompt": PROMPT}
         return json.dumps({**event, "hook_event_name": "UserPromptSubmit"}).encode()
 
-    env = clean_env(repo)
+    env = hook_env(repo)
     baseline = Variant("baseline", [str(PYTHON), "-c", "pass"], b"", env, repo)
     warm = Variant("warm", hook, stdin_for(repo), env, repo)
-    instant = Variant("instant", hook, stdin_for(other), clean_env(other), other)
-    no_daemon = clean_env(repo, LOCAL_RECALL_HOOKS_START_DAEMON="false")
+    instant = Variant("instant", hook, stdin_for(other), hook_env(other), other)
+    no_daemon = hook_env(repo, LOCAL_RECALL_HOOKS_START_DAEMON="false")
     cold = Variant("cold", hook, stdin_for(repo), no_daemon, repo)
 
     print(daemon(repo, env, "start"), flush=True)
@@ -369,18 +260,18 @@ def main() -> int:
         pointer=other / "local-recall" / "state" / "daemon.socket",  # as the daemon does
     )
     stand_in.start()
-    before = log_lines(repo)
+    before = fallbacks(repo)
     try:
         hot = interleaved([baseline, warm, instant], args.runs)
     finally:
         stand_in.close()
-    warm_fallbacks = log_lines(repo) - before
+    warm_fallbacks = fallbacks(repo) - before
     imports_ms = hook_import_ms(repo, env, warm.stdin)
     costs = import_costs(env)
     daemon(repo, env, "stop")
-    before = log_lines(repo)
+    before = fallbacks(repo)
     slow = interleaved([baseline, cold], args.runs)
-    cold_fallbacks = log_lines(repo) - before
+    cold_fallbacks = fallbacks(repo) - before
 
     def row(name: str, got: Samples, base: Samples | None) -> str:
         wall50 = statistics.median(got.wall)
@@ -391,7 +282,7 @@ def main() -> int:
                 f"{wall50 / statistics.median(base.wall):.1f}× / "
                 f"{statistics.median(got.cpu) / statistics.median(base.cpu):.1f}×"
             )
-        return f"| {name} | {wall50 * 1000:.0f} ms | {p(got.wall, 0.95) * 1000:.0f} ms | {cpu} | {ratio} |"  # noqa: E501
+        return f"| {name} | {wall50 * 1000:.0f} ms | {percentile(got.wall, 0.95) * 1000:.0f} ms | {cpu} | {ratio} |"  # noqa: E501
 
     text = "\n".join(
         [

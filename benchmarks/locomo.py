@@ -8,7 +8,7 @@ files in --data DIR, else $LOCOMO_DATA, else benchmarks/data/locomo-dev/, which
 `python benchmarks/locomo_data.py` fills (it says so when none holds them).
 Scoring rule: as in benchmarks/README.md. Each conversation is one memory store: its memories are
 written as memory files in a temporary repository, indexed with
-`Recall.sync_index()` and queried with `Recall.search(question, limit=10, mode=...)`.
+`Recall.sync_index()` and queried with `Recall.search(SearchQuery(question, limit=10, mode=...))`.
 Memory: subject = the first ~100 characters of the text, body = the text, occurred_at = the
 session's date (plus one second per turn, so order is kept but recency never dominates).
 """
@@ -36,7 +36,7 @@ from locomo_data import data_dir  # noqa: E402
 from local_recall.memory.drafts import make_draft  # noqa: E402
 from local_recall.memory.format import render_memory  # noqa: E402
 from local_recall.memory.model import Memory, content_hash  # noqa: E402
-from local_recall.recall import Recall, Settings  # noqa: E402
+from local_recall.recall import Recall, SearchQuery, Settings  # noqa: E402
 from local_recall.repo.files import write_text_atomic  # noqa: E402
 from local_recall.search.embedders import MiniLMEmbedder  # noqa: E402
 
@@ -207,7 +207,7 @@ def run(
                     [
                         labels[h.id]
                         for h in recall.search(
-                            q.text, limit=10, mode=mode, sync=False, min_score=0.0
+                            SearchQuery(q.text, limit=10, mode=mode, min_score=0.0), sync=False
                         )
                     ]
                     for q in qs

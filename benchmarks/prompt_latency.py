@@ -45,14 +45,15 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 sys.path.append(str(PROJECT))  # tests.*; local_recall stays whatever the environment gives
-sys.path.insert(0, str(HERE))  # hook_latency: the same synthetic memories
+sys.path.insert(0, str(HERE))  # hook_latency: the same synthetic memories; harness
+
+from harness import wait_until_ready  # noqa: E402
 
 PROMPTS = (
     "How do we keep two sessions from saving the same memory twice across processes?",
@@ -118,20 +119,6 @@ def hook_settings(launcher: list[str], repo: Path, env: dict[str, str]) -> dict[
     shutil.rmtree(repo / ".claude")
     (repo / ".mcp.json").unlink(missing_ok=True)
     return {"hooks": hooks}
-
-
-def wait_until_ready(repo: Path, deadline: float = 900) -> None:
-    status = repo / "local-recall" / "state" / "daemon.json"
-    until = time.monotonic() + deadline
-    while time.monotonic() < until:
-        try:
-            data = json.loads(status.read_text())
-            if data.get("state") == "running" and data.get("last_pass"):
-                return
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    raise SystemExit("daemon did not become ready")
 
 
 def user_message(text: str) -> bytes:
@@ -337,7 +324,7 @@ def main() -> int:
     closers: list[Any] = []
     print(lr(launcher, repo, base_env, "daemon", "start").strip(), flush=True)
     try:
-        wait_until_ready(repo)
+        wait_until_ready(repo, deadline=900)
         if args.diagnose:
             more, extra_args, closers = diagnostic_configs(repo, launcher, base_env, home)
             configs.update(more)

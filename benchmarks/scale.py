@@ -37,9 +37,12 @@ sys.path.insert(0, str(ROOT))
 
 from local_recall.memory.format import render_memory  # noqa: E402
 from local_recall.memory.model import Memory, content_hash  # noqa: E402
-from local_recall.recall import Recall, Settings  # noqa: E402
+from local_recall.recall import Recall, SearchQuery, Settings  # noqa: E402
 from local_recall.search.embedders import MiniLMEmbedder  # noqa: E402
-from local_recall.search.index_plan import embedded_text, passages  # noqa: E402
+from local_recall.search.index.plan import embedded_text, passages  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import cpu_model, percentile  # noqa: E402
 
 TOPICS = (
     "cache",
@@ -184,11 +187,6 @@ def write_files(recall: Recall, rows: Sequence[tuple[str, str, list[str], str, d
         (folder / f"{memory_id}.md").write_text(render_memory(memory), encoding="utf-8")
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def measure(
     size: int, minilm: MiniLMEmbedder, use_minilm: bool, queries: int, workdir: Path
 ) -> dict[str, Any]:
@@ -237,7 +235,7 @@ def measure(
         times = []
         for ask in asks:
             started = time.perf_counter()
-            recall.search(ask, mode=mode, limit=10, sync=False)
+            recall.search(SearchQuery(ask, mode=mode, limit=10), sync=False)
             times.append(1000 * (time.perf_counter() - started))
         result[f"{mode}_ms_p50"] = round(percentile(times, 0.5), 1)
         result[f"{mode}_ms_p95"] = round(percentile(times, 0.95), 1)
@@ -258,14 +256,7 @@ def minilm_throughput(minilm: MiniLMEmbedder) -> float:
 
 
 def machine() -> dict[str, Any]:
-    cpu = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model("?")
     try:
         ram = int(Path("/proc/meminfo").read_text().split()[1]) // (1024 * 1024)
     except (OSError, ValueError, IndexError):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import shlex
-import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -180,7 +179,7 @@ def _command_found(program: str, which: Callable[[str], str | None]) -> bool:
 
 def claude_plugin_enabled(claude_config_dir: Path) -> bool:
     """Is the local-recall plugin enabled in the user's Claude Code settings?"""
-    from local_recall.claude_code.install import read_json_object
+    from local_recall.claude_code.install.apply import read_json_object
 
     try:
         _, document = read_json_object(claude_config_dir / "settings.json")
@@ -194,8 +193,8 @@ def claude_plugin_enabled(claude_config_dir: Path) -> bool:
 
 def _hooks_file_checks(path: Path, which: Callable[[str], str | None]) -> tuple[list[Check], bool]:
     """Checks of one settings file, and whether it holds our hooks."""
-    from local_recall.claude_code.install import read_json_object
-    from local_recall.claude_code.install_plan import HOOKS, installed_hooks, settings_problems
+    from local_recall.claude_code.install.apply import read_json_object
+    from local_recall.claude_code.install.plan import HOOKS, installed_hooks, settings_problems
 
     try:
         _, document = read_json_object(path)
@@ -239,11 +238,11 @@ def _hooks_file_checks(path: Path, which: Callable[[str], str | None]) -> tuple[
 
 
 def check_claude_hooks(
-    root: Path, claude_config_dir: Path, which: Callable[[str], str | None] = shutil.which
+    root: Path, claude_config_dir: Path, which: Callable[[str], str | None]
 ) -> Iterable[Check]:
     """Our hooks in the project, local or user settings (or the plugin): valid, complete, and
     running commands that exist; installed once."""
-    from local_recall.claude_code.install_plan import SCOPES, settings_path
+    from local_recall.claude_code.install.plan import SCOPES, settings_path
 
     sources = []
     for scope in SCOPES:
@@ -271,11 +270,11 @@ def check_claude_hooks(
 
 
 def check_claude_mcp(
-    root: Path, claude_config_dir: Path, which: Callable[[str], str | None] = shutil.which
+    root: Path, claude_config_dir: Path, which: Callable[[str], str | None]
 ) -> Iterable[Check]:
     """Our server in <root>/.mcp.json, running a command that exists, for this repository."""
-    from local_recall.claude_code.install import read_json_object
-    from local_recall.claude_code.install_plan import (
+    from local_recall.claude_code.install.apply import read_json_object
+    from local_recall.claude_code.install.plan import (
         MCP_SERVER_NAME,
         is_our_mcp_entry,
         mcp_config_path,
@@ -356,7 +355,7 @@ def check_destinations(
     yield Check("user config", OK, f"{user_config} ({found})")
 
 
-def check_claude_cli(which: Callable[[str], str | None] = shutil.which) -> Iterable[Check]:
+def check_claude_cli(which: Callable[[str], str | None]) -> Iterable[Check]:
     """Information only: the CLI is needed for extraction with extractor = claude."""
     claude = which("claude")
     yield Check(

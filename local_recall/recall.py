@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["InitReport", "Recall", "SearchQuery", "SearchResult", "Settings"]
 
 import builtins
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -25,7 +26,7 @@ from local_recall.lifecycle.rejections import FILENAME as REJECTED_FILENAME
 from local_recall.lifecycle.service import Applied, Lifecycle
 from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import Stale
-from local_recall.memory.drafts import make_draft, redacted_edits, stored_scope
+from local_recall.memory.drafts import edit, make_draft
 from local_recall.memory.model import (
     Memory,
     parse_memory_id,
@@ -35,8 +36,8 @@ from local_recall.memory.store import Created, MemoryFilters, MemoryStore, Scan,
 from local_recall.repo.config import Config, load_config, render_default_config
 from local_recall.repo.files import through_symlink, write_text_atomic
 from local_recall.repo.layout import Layout, ensure_gitignore, recall_dir_problem
-from local_recall.search.index_sync import IndexReport, ProgressCallback
-from local_recall.search.query import HitLife, SearchHit, SearchQuery, SearchResult
+from local_recall.search.index.sync import IndexReport, ProgressCallback
+from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.searcher import Searcher
 from local_recall.search.status import SearchStatus
 from local_recall.settings import Settings
@@ -45,8 +46,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from local_recall.capture.extraction.prompt import Extractor
-    from local_recall.capture.pipeline import PassProgress
+    from local_recall.capture.pipeline import PassInputs, PassProgress
     from local_recall.capture.report import PassReport
+    from local_recall.capture.sources import SessionSource
     from local_recall.capture.transcripts.model import TranscriptFile
 
 
@@ -74,17 +76,13 @@ class Recall:
         self.settings = settings
         self.config = config
         self.layout = Layout(settings.root)
-        self.memories = MemoryStore(
-            self.layout.episodic_dir, self.layout.state_dir, kind="episodic", new_id=settings.new_id
-        )
-        self.thinking = MemoryStore(
-            self.layout.thinking_dir, self.layout.state_dir, kind="thinking", new_id=settings.new_id
-        )
-        # One file per Claude Code session, named by its id (capture/summaries.py)
+        state, new_id = self.layout.state_dir, settings.new_id
+        self.memories = MemoryStore(self.layout.episodic_dir, state, kind="episodic", new_id=new_id)
+        self.thinking = MemoryStore(self.layout.thinking_dir, state, kind="thinking", new_id=new_id)
+        # One file per agent session, named by its id (capture/summaries.py)
         self.summaries = MemoryStore(
-            self.layout.summaries_dir, self.layout.state_dir, kind="session", new_id=settings.new_id
+            self.layout.summaries_dir, state, kind="session", new_id=new_id
         )
-        self._searcher: Searcher | None = None
         self.lifecycle = Lifecycle(
             self.layout, self.memories, config.lifecycle, settings.environ, settings.clock
         )
@@ -111,23 +109,7 @@ class Recall:
     def init(self) -> InitReport:
         """Create local-recall/ with its config, .gitignore and .gitattributes (the union merge
         of rejected-hashes.txt). Idempotent; never overwrites."""
-        created = []
-        for folder in (self.layout.recall_dir, self.layout.episodic_dir):
-            if through_symlink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
-                raise StorageError(f"{folder} is a symbolic link or not a folder (not followed)")
-            if not folder.is_dir():
-                try:
-                    folder.mkdir(parents=True, exist_ok=True)
-                except OSError as exc:
-                    raise StorageError(f"cannot create {folder}: {exc.strerror or exc}") from None
-                created.append(folder)
-        wrote_config = False
-        if not os.path.lexists(self.layout.config_path):
-            write_text_atomic(self.layout.config_path, render_default_config())
-            wrote_config = True
-        added = ensure_gitignore(self.layout, summaries_committed=self.config.summaries.committed)
-        attributes = review.ensure_gitattributes(self.layout.recall_dir)
-        return InitReport(self.root, tuple(created), wrote_config, tuple(added), tuple(attributes))
+        return init_repository(self.layout, self.config)
 
     # --- memories -----------------------------------------------------------------------------
 
@@ -182,14 +164,7 @@ class Recall:
         scope: str | None = None,
     ) -> Memory:
         memory_id = parse_memory_id(memory_id)
-        changes = redacted_edits(subject, body, keywords)  # redacted together
-        if scope is not None:
-            changes["applies_to"] = stored_scope(scope)
-
-        def apply(current: Memory) -> Memory:
-            return replace(current, **changes)  # type: ignore[arg-type]
-
-        return self.memories.update(memory_id, apply)
+        return self.memories.update(memory_id, edit(subject, body, keywords, scope))
 
     def delete(self, memory_id: str) -> Memory:
         """Delete one memory and return what it was. An unparsable file can still be deleted
@@ -238,24 +213,13 @@ class Recall:
 
     # --- search (local_recall/search/, docs/search.md) ------------------------------------------
 
-    @property
+    @functools.cached_property
     def searcher(self) -> Searcher:
-        if self._searcher is None:
-            self._searcher = Searcher(
-                self.layout,
-                self.config,
-                (self.memories, self.thinking),
-                self.settings.make_embedder,
-                self.settings.clock,
-            )
-            self._searcher.lifecycle = self._hit_lives
-        return self._searcher
-
-    def _hit_lives(self, found: Sequence[Memory]) -> builtins.list[HitLife]:
-        return [
-            HitLife(life.stale, life.branch, life.superseded_by, life.order)
-            for life in self.lifecycle.life_of(found)
-        ]
+        stores, settings = (self.memories, self.thinking), self.settings
+        embedder, clock = settings.make_embedder, settings.clock
+        searcher = Searcher(self.layout, self.config, stores, embedder, clock)
+        searcher.lifecycle = self.lifecycle.life_of
+        return searcher
 
     def query(
         self, query: SearchQuery, *, sync: bool = True, use_index: bool = True
@@ -268,31 +232,16 @@ class Recall:
 
     def search(
         self,
-        query: str,
+        query: str | SearchQuery,
         *,
         limit: int | None = None,
-        scope: str | None = None,
-        mode: str = "hybrid",
-        min_score: float | None = None,
-        include_global: bool = True,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        kind: str = "episodic",
         sync: bool = True,
         use_index: bool = True,
     ) -> builtins.list[SearchHit]:
-        """`query` with the query's fields as arguments, returning only the hits."""
-        wanted = SearchQuery(
-            query,
-            mode=mode,
-            scope=scope,
-            include_global=include_global,
-            since=since,
-            until=until,
-            limit=limit,
-            min_score=min_score,
-            kind=kind,
-        )
+        """`query`'s hits only: a SearchQuery, or just its text; `limit` replaces the query's."""
+        wanted = SearchQuery(query) if isinstance(query, str) else query
+        if limit is not None:
+            wanted = replace(wanted, limit=limit)
         return builtins.list(self.query(wanted, sync=sync, use_index=use_index).hits)
 
     def sync_index(
@@ -319,41 +268,19 @@ class Recall:
         should_stop: Callable[[], bool] | None = None,
         lock_timeout: float = 5.0,
         ended: Sequence[Path] = (),
+        source: SessionSource | None = None,
     ) -> PassReport:
-        """One extraction pass: new turns of this repo's Claude Code transcripts become
-        memories, then the index is synced. Expected outcomes are report fields; raises
-        ExtractorUnavailable when a call is needed and the extractor cannot run, StorageError
-        when state or a memory cannot be written. `progress(done, total, label)` is told before
-        each transcript; `should_stop` is polled between chunks. See `capture.pipeline.run_pass`
-        for the other arguments (`ended`: transcripts whose session ended or is being
-        compacted: their session summary is written now)."""
+        """One extraction pass (`capture.pipeline.run_pass` documents the arguments): new turns
+        of this repo's agent sessions become memories, then the index is synced. Expected
+        outcomes are report fields; raises ExtractorUnavailable when a call is needed and the
+        extractor cannot run, StorageError when state or a memory cannot be written."""
         # Imported here: the hooks open a Recall on their cold path and never run a pass.
-        from local_recall.capture.pipeline import PassInputs, run_pass
+        from local_recall.capture.pipeline import run_pass
 
-        inputs = PassInputs(
-            root=self.root,
-            state_dir=self.layout.state_dir,
-            claude_config_dir=self.settings.claude_config_dir,
-            memories=self.memories,
-            thinking=self.thinking,
-            sync_index=self.sync_index,
-            extraction=self.config.extraction,
-            thinking_enabled=self.config.thinking.enabled,
-            ollama_host=self.config.embedder.ollama_host,
-            clock=self.settings.clock,
-            environ=self.settings.environ,
-            which=self.settings.which,
-            head=lambda: current_head(self.root, self.settings.environ),
-            rejected_hashes=lambda: review.rejected_hashes(self.rejected_path),
-            summaries=self.summaries if self.config.summaries.enabled else None,
-            similar=lambda text, n: [
-                (hit.id, hit.subject) for hit in self.query(SearchQuery(text, limit=n)).hits
-            ],
-        )
         if not self.config.summaries.committed:
             ensure_gitignore(self.layout, summaries_committed=False)
         return run_pass(
-            inputs,
+            pass_inputs(self),
             extractor=extractor,
             progress=progress,
             transcripts=transcripts,
@@ -361,6 +288,7 @@ class Recall:
             should_stop=should_stop,
             lock_timeout=lock_timeout,
             ended=ended,
+            source=source,
         )
 
     def session_summaries(
@@ -392,3 +320,55 @@ class Recall:
     def apply_consolidation(self, proposals: Sequence[Proposal]) -> Applied:
         """Merge each group into its kept memory, delete the rest, remember their hashes."""
         return self.lifecycle.apply(proposals)
+
+
+def init_repository(layout: Layout, config: Config) -> InitReport:
+    """`Recall.init`: the folders, config.toml, .gitignore and .gitattributes that are missing."""
+    created = []
+    for folder in (layout.recall_dir, layout.episodic_dir):
+        if through_symlink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
+            raise StorageError(f"{folder} is a symbolic link or not a folder (not followed)")
+        if not folder.is_dir():
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(f"cannot create {folder}: {exc.strerror or exc}") from None
+            created.append(folder)
+    wrote_config = False
+    if not os.path.lexists(layout.config_path):
+        write_text_atomic(layout.config_path, render_default_config())
+        wrote_config = True
+    added = ensure_gitignore(layout, summaries_committed=config.summaries.committed)
+    attributes = review.ensure_gitattributes(layout.recall_dir)
+    return InitReport(layout.root, tuple(created), wrote_config, tuple(added), tuple(attributes))
+
+
+def pass_inputs(recall: Recall) -> PassInputs:
+    """What a capture pass needs from this repository: its paths, stores and config, the
+    settings' clock, environment and PATH, and three services of the facade the pass may not
+    import (it sits below): the commit checked out, the rejected hashes and similar memories."""
+    # Imported here: the hooks open a Recall on their cold path and never run a pass.
+    from local_recall.capture.pipeline import PassInputs
+
+    def similar(text: str, count: int) -> builtins.list[tuple[str, str]]:
+        return [(hit.id, hit.subject) for hit in recall.query(SearchQuery(text, limit=count)).hits]
+
+    settings, config = recall.settings, recall.config
+    return PassInputs(
+        root=recall.root,
+        state_dir=recall.layout.state_dir,
+        claude_config_dir=settings.claude_config_dir,
+        memories=recall.memories,
+        thinking=recall.thinking,
+        sync_index=recall.sync_index,
+        extraction=config.extraction,
+        thinking_enabled=config.thinking.enabled,
+        ollama_host=config.embedder.ollama_host,
+        clock=settings.clock,
+        environ=settings.environ,
+        which=settings.which,
+        head=lambda: current_head(recall.root, settings.environ),
+        rejected_hashes=lambda: review.rejected_hashes(recall.rejected_path),
+        summaries=recall.summaries if config.summaries.enabled else None,
+        similar=similar,
+    )

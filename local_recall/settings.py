@@ -9,16 +9,19 @@ import os
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from local_recall.memory.model import new_memory_id
-from local_recall.memory.store import utc_now
 from local_recall.repo.config import Config
 from local_recall.repo.config_trust import user_config_path
 from local_recall.repo.layout import claude_config_dir, discover_root
-from local_recall.search.embedders import Embedder, embedder_from_config
-from local_recall.search.searcher import EmbedderFactory
+from local_recall.search.embedders import Embedder, EmbedderFactory, embedder_from_config
+
+
+def utc_now() -> datetime:
+    """The default clock."""
+    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ scripted model answers, project hooks and a one-tool MCP server; the transcripts
 `~/.claude/projects/` are copied out with the scratch paths rewritten to `/home/dev/...`, so a
 recording names no path of the machine that made it. What each file holds and which tests read
 it: tests/fixtures/claude-code/README.md. Re-record after upgrading the pinned CLI, then run
-tests/test_transcripts.py and tests/test_pipeline.py: they read facts (ids, offsets,
+tests/capture/test_transcripts.py and tests/capture/test_pipeline.py: they read facts (ids, offsets,
 timestamps) from the files, and assert what the parser must make of them.
 """
 

@@ -27,21 +27,40 @@ LAYERS: dict[str, int] = {
     "settings": 4,
     "ollama_client": 1,
     "recall": 5,
-    # adapters: they translate protocols and may use each other (the CLI starts the daemon,
-    # hooks ask it over its socket), but nothing below imports them.
-    "doctor": 6,  # checks the Claude Code install too, so it sits beside the adapters
-    "logs": 6,
-    "cli": 6,
-    "claude_code": 6,
-    "daemon": 6,
-    "web": 6,  # the browser viewer (served by the daemon, started by the CLI)
-    "__main__": 6,
+    "context": 6,  # what an agent is shown: served by the daemon, called by every hook
+    # adapters: they translate protocols and may use each other along ADAPTER_IMPORTS only
+    # (the CLI starts the daemon, hooks ask it over its socket), but nothing below imports them.
+    "doctor": 7,  # checks the Claude Code install too, so it sits beside the adapters
+    "logs": 7,
+    "cli": 7,
+    "hooks": 7,  # the hook runtime every agent's hooks share
+    "claude_code": 7,
+    "mcp_server": 7,  # the MCP tools every agent calls
+    "daemon": 7,
+    "web": 7,  # the browser viewer (served by the daemon, started by the CLI)
+    "__main__": 7,
 }
-ADAPTERS = frozenset(name for name, rank in LAYERS.items() if rank == 6)
+ADAPTERS = frozenset(name for name, rank in LAYERS.items() if rank == 7)
+
+# The only adapter -> adapter arrows, lazy imports included. One direction each: an arrow back
+# (the daemon importing a hook's module, say) fails test_adapters_import_each_other_as_allowed,
+# and a cycle in this table fails test_adapter_arrows_have_no_cycle.
+ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
+    "__main__": frozenset({"cli", "claude_code"}),  # `local-recall hook` skips click
+    # init installs into Claude Code, `daemon start`, `doctor`, `mcp` serves
+    "cli": frozenset({"claude_code", "daemon", "doctor", "logs", "mcp_server"}),
+    "doctor": frozenset({"claude_code", "logs"}),  # inspects the Claude Code install
+    "claude_code": frozenset({"hooks"}),  # its hooks: the shared answers
+    "mcp_server": frozenset({"logs"}),
+    "hooks": frozenset({"daemon", "logs"}),  # ask the daemon over its socket, start it
+    "daemon": frozenset({"web"}),  # serves the browser viewer
+    "web": frozenset(),
+    "logs": frozenset(),
+}
 
 # Frameworks are imported in one place each.
 FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
-    "lancedb": frozenset({"search.index"}),
+    "lancedb": frozenset({"search.index.tables", "search.index.queries"}),
     "click": frozenset(
         {
             "cli",
@@ -56,7 +75,7 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
             "cli.ui",
         }
     ),
-    "mcp": frozenset({"claude_code.mcp_server"}),
+    "mcp": frozenset({"mcp_server.server"}),
     "watchdog": frozenset({"daemon.runtime", "daemon.watches"}),
     "rich": frozenset({"cli", "cli.progress", "cli.search", "cli.sync"}),
     "onnxruntime": frozenset({"search.embedders.minilm"}),
@@ -70,12 +89,15 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
 # Modules that only decide: they may import only each other and the standard library.
 PURE = frozenset(
     {
-        "search.index_plan",
+        "search.index.plan",
         "capture.pipeline_plan",
-        "claude_code.hook_context",
-        "claude_code.hook_input",
-        "claude_code.install_plan",
+        "context.notes",
+        "context.prompt",
+        "context.session",
+        "claude_code.hooks.payload",
+        "claude_code.install.plan",
         "memory.model",
+        "memory.life",
         "search.text_terms",
         "search.limits",
         "search.scoring",
@@ -89,7 +111,7 @@ PURE = frozenset(
         "capture.transcripts.condense",
         "capture.extraction.prompt",
         "daemon.schedule",
-        "claude_code.mcp_shapes",
+        "mcp_server.shapes",
         "lifecycle.staleness",
         "lifecycle.ranking",
         "lifecycle.consolidation",
@@ -162,6 +184,70 @@ def test_imports_point_down(module: str) -> None:
     assert not problems, "\n".join(sorted(set(problems)))
 
 
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) in ADAPTERS))
+def test_adapters_import_each_other_as_allowed(module: str) -> None:
+    own = _layer(module)
+    problems = []
+    for name in _imports(MODULES[module], module):
+        target = _internal(name)
+        if target is None or _layer(target) not in ADAPTERS or _layer(target) == own:
+            continue
+        if _layer(target) not in ADAPTER_IMPORTS[own]:
+            problems.append(f"{module} imports {target} (not in ADAPTER_IMPORTS[{own!r}])")
+    assert not problems, "\n".join(sorted(set(problems)))
+
+
+def test_adapter_arrows_have_no_cycle() -> None:
+    assert set(ADAPTER_IMPORTS) == ADAPTERS
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, f"adapter import cycle: {' -> '.join((*path, name))}"
+        if name not in done:
+            for target in ADAPTER_IMPORTS[name]:
+                visit(target, (*path, name))
+            done.add(name)
+
+    for name in sorted(ADAPTER_IMPORTS):
+        visit(name, ())
+
+
+def _arrows() -> dict[str, set[str]]:
+    """Top-level part -> the other top-level parts it imports."""
+    arrows: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        for name in _imports(path, module):
+            target = _internal(name)
+            if target is None or target.split(".")[0] not in LAYERS:
+                continue
+            if _layer(target) != _layer(module):
+                arrows.setdefault(_layer(module), set()).add(_layer(target))
+    return arrows
+
+
+def test_adapter_arrows_are_all_used() -> None:
+    """ADAPTER_IMPORTS says what is, not what might be: an arrow nobody uses is removed."""
+    arrows = _arrows()
+    unused = sorted(
+        f"{a} -> {b}"
+        for a, targets in ADAPTER_IMPORTS.items()
+        for b in targets
+        if b not in arrows.get(a, set())
+    )
+    assert not unused, unused
+
+
+def test_no_top_level_part_imports_one_that_imports_it_back() -> None:
+    arrows = _arrows()
+    both_ways = sorted(
+        f"{a} <-> {b}"
+        for a, targets in arrows.items()
+        for b in targets
+        if a < b and a in arrows.get(b, set())
+    )
+    assert not both_ways, both_ways
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_frameworks_are_imported_in_one_place(module: str) -> None:
     problems = []
@@ -192,6 +278,29 @@ def test_modules_stay_small(module: str) -> None:
     lines = text.count("\n")
     if lines > 420:
         assert "Longer than 400 lines:" in text[:3000], f"{module}: {lines} lines, no reason given"
+
+
+MAX_CLASS_LINES = 250
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_classes_stay_small(module: str) -> None:
+    """A class that grows past ~250 lines is doing several jobs: split it on a seam."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    big = [
+        f"{module}.{node.name}: {node.end_lineno - node.lineno + 1} lines"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_CLASS_LINES
+    ]
+    assert not big, big
+
+
+def test_settings_take_no_defaults_from_the_store_or_the_searcher() -> None:
+    """The seam sits below what it configures: its defaults come from small modules."""
+    imported = {_internal(name) for name in _imports(MODULES["settings"], "settings")}
+    assert not {m for m in imported if m and m.startswith(("memory.store", "search.searcher"))}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

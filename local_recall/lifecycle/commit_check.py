@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from local_recall.errors import InvalidMemoryFile, RecallError
+from local_recall.lifecycle.git_env import git_environment
 from local_recall.memory.format import parse_memory_text
 from local_recall.redaction.private import private_tags
 from local_recall.redaction.secrets import find_secrets
@@ -124,7 +125,7 @@ def _expand(paths: Iterable[str]) -> Iterator[str]:
 def _git(
     root: Path, args: list[str], environ: Mapping[str, str] | None, stdin: bytes | None = None
 ) -> bytes:
-    env = {**(environ or os.environ), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    env = git_environment(environ)
     try:
         done = subprocess.run(
             ["git", "-C", str(root), *args],

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from local_recall.lifecycle.git_env import git_environment
 from local_recall.lifecycle.staleness import CommitChanges, FileChange
 
 GIT_TIMEOUT_SECONDS = 20.0
@@ -37,7 +38,7 @@ def _git(root: Path, *args: str, environ: Mapping[str, str] | None = None) -> st
             _git_args(root, args),
             capture_output=True,
             timeout=GIT_TIMEOUT_SECONDS,
-            env=_git_env(environ),
+            env=git_environment(environ),
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
@@ -147,10 +148,6 @@ def _git_args(root: Path, args: Sequence[str]) -> list[str]:
     return ["git", "-C", str(root), *args]
 
 
-def _git_env(environ: Mapping[str, str] | None) -> dict[str, str]:
-    return {**(environ or os.environ), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-
-
 def _spawn_git(
     root: Path, args: Sequence[str], environ: Mapping[str, str] | None
 ) -> subprocess.Popen[bytes]:
@@ -159,7 +156,7 @@ def _spawn_git(
         _git_args(root, args),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env=_git_env(environ),
+        env=git_environment(environ),
     )
 
 

@@ -9,11 +9,11 @@ known and the keys stay absent.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from local_recall.lifecycle.git_env import git_environment
 from local_recall.memory.model import Provenance
 from local_recall.repo.git_head import read_git_head
 
@@ -40,7 +40,7 @@ def current_head(root: Path, environ: Mapping[str, str] | None = None) -> Proven
     dot_git = root / ".git"
     if dot_git.is_dir() and not (dot_git / "reftable").exists():
         return Provenance()  # a repository without commits yet: nothing to ask git
-    env = {**(environ or os.environ), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    env = git_environment(environ)
     args = ["git", "-C", str(root), "rev-parse", "HEAD", "--symbolic-full-name", "HEAD"]
     try:
         done = subprocess.run(

@@ -24,6 +24,7 @@ from local_recall.lifecycle.ranking import LifeFacts, rank_factor
 from local_recall.lifecycle.rejections import FILENAME, remember_rejections
 from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import CHANGED, Stale
+from local_recall.memory.life import Life
 from local_recall.memory.model import Memory
 from local_recall.memory.store import MemoryStore
 from local_recall.repo.config import LifecycleConfig
@@ -35,16 +36,6 @@ if TYPE_CHECKING:
 
 SNAPSHOT_FILE = "lifecycle.json"
 UNKNOWN_BRANCH = "unmerged"  # the label of a memory from a commit HEAD lacks, branch unknown
-
-
-@dataclass(frozen=True, slots=True)
-class Life:
-    """One memory's lifecycle facts for a search hit (see search.query.HitLife)."""
-
-    stale: str | None
-    branch: str | None
-    superseded_by: str | None
-    order: float
 
 
 @dataclass(frozen=True, slots=True)

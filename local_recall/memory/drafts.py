@@ -5,7 +5,8 @@ Every write path goes through `make_draft`, so every memory file is validated an
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
@@ -15,6 +16,7 @@ from local_recall.memory.keywords import extract_keywords
 from local_recall.memory.model import (
     MAX_FILES,
     Draft,
+    Memory,
     Provenance,
     memory_time,
     parse_commit,
@@ -119,6 +121,21 @@ def redacted_edits(
     if keywords is not None:
         changes["keywords"] = validate_keywords(list(redacted))
     return changes
+
+
+def edit(
+    subject: str | None = None,
+    body: str | None = None,
+    keywords: Sequence[str] | None = None,
+    scope: str | None = None,
+) -> Callable[[Memory], Memory]:
+    """A person's edit (None: that field unchanged) as the change it makes to a memory, its
+    fields validated and redacted together (`redacted_edits`) and its scope checked, before
+    any file is touched."""
+    changes = redacted_edits(subject, body, keywords)
+    if scope is not None:
+        changes["applies_to"] = stored_scope(scope)
+    return lambda current: replace(current, **changes)  # type: ignore[arg-type]
 
 
 def stored_scope(scope: str) -> str:

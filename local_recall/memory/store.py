@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypedDict
@@ -396,7 +396,3 @@ def select_memories(
     ]
     chosen.sort(key=lambda m: (m.occurred_at, m.id), reverse=newest_first)
     return chosen if limit is None else chosen[:limit]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from local_recall.errors import InvalidInput
+from local_recall.memory.life import Life
 from local_recall.memory.model import (
     KINDS,
     Memory,
@@ -82,16 +83,7 @@ def check_query_text(text: str) -> str:
     return stripped
 
 
-@dataclass(frozen=True, slots=True)
-class HitLife:
-    """What the repository's history says of a hit, from the lifecycle cache (docs/team.md):
-    why it is stale, the branch of a commit HEAD does not contain, and the factor its score is
-    multiplied by for ORDER only (the score shown and the inject threshold stay its relevance)."""
-
-    stale: str | None = None
-    branch: str | None = None
-    superseded_by: str | None = None
-    order: float = 1.0
+HitLife = Life  # a hit's life (memory/life.py), under the name search has used
 
 
 @dataclass(frozen=True, slots=True)

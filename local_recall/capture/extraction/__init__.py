@@ -6,7 +6,7 @@
 * `backends` -- `build_extractor`: the one `[extraction] extractor` names.
 """
 
-from local_recall.capture.extraction.attempts import run_attempts
+from local_recall.capture.extraction.attempts import RetryPolicy, run_attempts
 from local_recall.capture.extraction.backends import build_extractor
 from local_recall.capture.extraction.claude_cli import (
     CLI_MAX_RETRIES,
@@ -55,6 +55,7 @@ __all__ = [
     "FailureKind",
     "ModelAnswer",
     "OllamaChatExtractor",
+    "RetryPolicy",
     "Supersedes",
     "backoff_delay",
     "build_command",

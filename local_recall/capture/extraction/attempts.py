@@ -1,9 +1,11 @@
-"""Calling a model until it answers: `run_attempts`, shared by both backends."""
+"""Calling a model until it answers: `RetryPolicy` and `run_attempts`, shared by both
+backends."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from local_recall.capture.extraction.prompt import (
     AttemptFailure,
@@ -19,20 +21,31 @@ from local_recall.redaction.secrets import redact
 # Attempts
 
 
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How a backend calls its model (`[extraction] timeout_seconds` / `max_attempts`): each
+    attempt's time limit, how many attempts at most (at least one), the backoff between
+    transient failures (`backoff_delay`) and how to wait for it (tests: not at all)."""
+
+    timeout_seconds: float = 180
+    max_attempts: int = 3
+    backoff_seconds: float = 2.0
+    sleep: Callable[[float], None] = time.sleep
+
+
+DEFAULT_RETRY = RetryPolicy()
+
+
 def run_attempts(
     attempt: Callable[[], ModelAnswer | AttemptFailure],
+    policy: RetryPolicy,
     *,
-    max_attempts: int,
-    backoff_seconds: float,
-    sleep: Callable[[float], None],
     shown: Collection[str] = (),
 ) -> ExtractionResult:
     """Call `attempt` until it answers, sleeping `backoff_delay` between transient failures.
     Token usage is summed over every attempt that reported some. `shown`: the ids of the
     existing memories the prompt listed (the only ones a `supersedes` may name)."""
-    answer = run_until_answer(
-        attempt, max_attempts=max_attempts, backoff_seconds=backoff_seconds, sleep=sleep
-    )
+    answer = run_until_answer(attempt, policy)
     memories, dropped = validate_candidates(list(answer.structured["memories"]), shown)
     return ExtractionResult(
         memories, dropped, answer.input_tokens, answer.output_tokens, answer.cost_usd
@@ -40,17 +53,11 @@ def run_attempts(
 
 
 def run_summary_attempts(
-    attempt: Callable[[], ModelAnswer | AttemptFailure],
-    *,
-    max_attempts: int,
-    backoff_seconds: float,
-    sleep: Callable[[float], None],
+    attempt: Callable[[], ModelAnswer | AttemptFailure], policy: RetryPolicy
 ) -> SummaryResult:
     """`run_attempts` for a session summary: the answer validated by `validate_summary`
     (an unusable one raises ExtractionFailed)."""
-    answer = run_until_answer(
-        attempt, max_attempts=max_attempts, backoff_seconds=backoff_seconds, sleep=sleep
-    )
+    answer = run_until_answer(attempt, policy)
     try:
         fields = validate_summary(answer.structured)
     except InvalidInput as exc:
@@ -59,19 +66,16 @@ def run_summary_attempts(
 
 
 def run_until_answer(
-    attempt: Callable[[], ModelAnswer | AttemptFailure],
-    *,
-    max_attempts: int,
-    backoff_seconds: float,
-    sleep: Callable[[float], None],
+    attempt: Callable[[], ModelAnswer | AttemptFailure], policy: RetryPolicy
 ) -> ModelAnswer:
     """The first answer, with the tokens and cost of every attempt summed into it. Raises
     ExtractorUnavailable, ExtractionFailed or RateLimited as `run_attempts` documents."""
     spent_in, spent_out, cost, costed = 0, 0, 0.0, False
     failure: AttemptFailure | None = None
-    for number in range(1, max(1, max_attempts) + 1):
+    attempts = max(1, policy.max_attempts)
+    for number in range(1, attempts + 1):
         if number > 1:
-            sleep(backoff_delay(number - 1, backoff_seconds))
+            policy.sleep(backoff_delay(number - 1, policy.backoff_seconds))
         outcome = attempt()
         spent_in += outcome.input_tokens
         spent_out += outcome.output_tokens
@@ -87,7 +91,7 @@ def run_until_answer(
         if failure.kind == "permanent":
             raise ExtractionFailed(failure.reason)
     assert failure is not None
-    summary = f"{failure.reason} (after {max(1, max_attempts)} attempts)"
+    summary = f"{failure.reason} (after {attempts} attempts)"
     if failure.kind == "rate_limited":
         raise RateLimited(summary)  # neither the CLI nor Ollama reports a retry-after
     raise ExtractionFailed(summary)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from local_recall.capture.extraction.attempts import RetryPolicy
 from local_recall.capture.extraction.claude_cli import ClaudeCliExtractor
 from local_recall.capture.extraction.ollama_chat import OllamaChatExtractor
 from local_recall.capture.extraction.prompt import Extractor
@@ -20,21 +21,13 @@ def build_extractor(
     """The extractor `[extraction] extractor` names. claude: `claude -p` (claude_path, else
     `$LOCAL_RECALL_CLAUDE_BIN`, else `claude` found by `which`: the settings' PATH) run with
     `environ` (the settings' environment); ollama: a chat model on `ollama_host` (`[embedder]
-    ollama_host`), else `$OLLAMA_HOST`. Both take model, timeout_seconds and max_attempts."""
+    ollama_host`), else `$OLLAMA_HOST`. Both take the model and one retry policy
+    (timeout_seconds, max_attempts)."""
+    retry = RetryPolicy(config.timeout_seconds, config.max_attempts)
     if config.extractor == "ollama":
         host = ollama_host or environ.get("OLLAMA_HOST") or None
-        return OllamaChatExtractor(
-            config.model,
-            host,
-            timeout_seconds=config.timeout_seconds,
-            max_attempts=config.max_attempts,
-        )
+        return OllamaChatExtractor(config.model, host, retry)
     path = config.claude_path or environ.get("LOCAL_RECALL_CLAUDE_BIN")
     return ClaudeCliExtractor(
-        path or None,
-        model=config.model,
-        timeout_seconds=config.timeout_seconds,
-        max_attempts=config.max_attempts,
-        environ=environ,
-        which=which,
+        path or None, model=config.model, retry=retry, environ=environ, which=which
     )

@@ -22,11 +22,15 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from local_recall.capture.extraction.attempts import run_attempts, run_summary_attempts
+from local_recall.capture.extraction.attempts import (
+    DEFAULT_RETRY,
+    RetryPolicy,
+    run_attempts,
+    run_summary_attempts,
+)
 from local_recall.capture.extraction.prompt import (
     MEMORY_SCHEMA,
     SYSTEM_PROMPT,
@@ -184,11 +188,8 @@ class ClaudeCliExtractor:
         self,
         claude_path: str | None,
         model: str = "haiku",
-        timeout_seconds: float = 180,
-        max_attempts: int = 3,
-        backoff_seconds: float = 2.0,
+        retry: RetryPolicy = DEFAULT_RETRY,
         environ: Mapping[str, str] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
         max_turns: int = 3,
         which: Which | None = None,
     ) -> None:
@@ -199,13 +200,10 @@ class ClaudeCliExtractor:
         # whose first answer did not match the schema.
         self.claude_path = claude_path
         self.model = model
-        self.timeout_seconds = timeout_seconds
-        self.max_attempts = max(1, max_attempts)
-        self.backoff_seconds = backoff_seconds
+        self.retry = retry
         self.environ = dict(os.environ if environ is None else environ)
         self._which = which or self._which_on_path
         self.max_turns = max_turns
-        self._sleep = sleep
 
     def extract(
         self,
@@ -222,9 +220,7 @@ class ClaudeCliExtractor:
         prompt = build_prompt(condensed, context=context, repo_name=repo_name, existing=existing)
         return run_attempts(
             lambda: self._run_once(command, prompt),
-            max_attempts=self.max_attempts,
-            backoff_seconds=self.backoff_seconds,
-            sleep=self._sleep,
+            self.retry,
             shown=shown_ids(existing),
         )
 
@@ -243,9 +239,7 @@ class ClaudeCliExtractor:
         prompt = build_summary_prompt(condensed, previous=previous, repo_name=repo_name)
         return run_summary_attempts(
             lambda: self._run_once(command, prompt, answer_key="request"),
-            max_attempts=self.max_attempts,
-            backoff_seconds=self.backoff_seconds,
-            sleep=self._sleep,
+            self.retry,
         )
 
     def _environment(self) -> dict[str, str]:
@@ -284,11 +278,11 @@ class ClaudeCliExtractor:
             except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
                 raise ExtractorUnavailable(f"{NOT_FOUND_MESSAGE} ({exc})") from exc
             try:
-                stdout, _ = proc.communicate(prompt, timeout=self.timeout_seconds)
+                stdout, _ = proc.communicate(prompt, timeout=self.retry.timeout_seconds)
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 return AttemptFailure(
-                    "transient", f"claude -p timed out after {self.timeout_seconds:g} s"
+                    "transient", f"claude -p timed out after {self.retry.timeout_seconds:g} s"
                 )
             except BaseException:
                 _kill_group(proc)

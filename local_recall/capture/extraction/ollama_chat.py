@@ -4,11 +4,15 @@ optional path), which also says what a failure means; here it becomes an attempt
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from local_recall.capture.extraction.attempts import run_attempts, run_summary_attempts
+from local_recall.capture.extraction.attempts import (
+    DEFAULT_RETRY,
+    RetryPolicy,
+    run_attempts,
+    run_summary_attempts,
+)
 from local_recall.capture.extraction.prompt import (
     MEMORY_SCHEMA,
     OLLAMA_SYSTEM_PROMPT,
@@ -42,20 +46,11 @@ class OllamaChatExtractor:
     from the settings' environment (backends.py), never read here."""
 
     def __init__(
-        self,
-        model: str,
-        host: str | None = None,
-        timeout_seconds: float = 180,
-        max_attempts: int = 3,
-        backoff_seconds: float = 2.0,
-        sleep: Callable[[float], None] = time.sleep,
+        self, model: str, host: str | None = None, retry: RetryPolicy = DEFAULT_RETRY
     ) -> None:
         self.model = model
         self.host = host
-        self.timeout_seconds = timeout_seconds
-        self.max_attempts = max(1, max_attempts)
-        self.backoff_seconds = backoff_seconds
-        self._sleep = sleep
+        self.retry = retry
 
     def extract(
         self,
@@ -66,7 +61,9 @@ class OllamaChatExtractor:
         existing: Sequence[ExistingMemory] = (),
     ) -> ExtractionResult:
         client = make_client(
-            resolve_host(self.host, {}), self.timeout_seconds, unavailable=ExtractorUnavailable
+            resolve_host(self.host, {}),
+            self.retry.timeout_seconds,
+            unavailable=ExtractorUnavailable,
         )
         if not condensed.strip():
             return ExtractionResult((), (), 0, 0, None)
@@ -81,9 +78,7 @@ class OllamaChatExtractor:
         ]
         return run_attempts(
             lambda: self._chat_once(client, messages),
-            max_attempts=self.max_attempts,
-            backoff_seconds=self.backoff_seconds,
-            sleep=self._sleep,
+            self.retry,
             shown=shown_ids(existing),
         )
 
@@ -92,7 +87,9 @@ class OllamaChatExtractor:
     ) -> SummaryResult:
         """One summary request (summary_prompt.py), constrained to SUMMARY_SCHEMA."""
         client = make_client(
-            resolve_host(self.host, {}), self.timeout_seconds, unavailable=ExtractorUnavailable
+            resolve_host(self.host, {}),
+            self.retry.timeout_seconds,
+            unavailable=ExtractorUnavailable,
         )
         messages = [
             {"role": "system", "content": OLLAMA_SUMMARY_SYSTEM_PROMPT},
@@ -103,9 +100,7 @@ class OllamaChatExtractor:
         ]
         return run_summary_attempts(
             lambda: self._chat_once(client, messages, schema=SUMMARY_SCHEMA),
-            max_attempts=self.max_attempts,
-            backoff_seconds=self.backoff_seconds,
-            sleep=self._sleep,
+            self.retry,
         )
 
     def _chat_once(
@@ -131,7 +126,7 @@ class OllamaChatExtractor:
                 return ollama_status_failure(self.model, failure.status, failure.detail)
             if failure.kind == "timeout":
                 return AttemptFailure(
-                    "transient", f"Ollama did not answer within {self.timeout_seconds:g} s"
+                    "transient", f"Ollama did not answer within {self.retry.timeout_seconds:g} s"
                 )
             if failure.kind == "unreachable":
                 return AttemptFailure(

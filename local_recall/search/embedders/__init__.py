@@ -11,13 +11,13 @@ importing this package costs nothing a hook would notice. See docs/embedders.md 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from local_recall.errors import ConfigError
 from local_recall.ollama_client import DEFAULT_HOST as OLLAMA_DEFAULT_HOST
 from local_recall.ollama_client import normalise_host as normalise_ollama_host
 from local_recall.ollama_client import resolve_host as resolve_ollama_host
-from local_recall.repo.config import EmbedderConfig
+from local_recall.repo.config import Config, EmbedderConfig
 from local_recall.search.embedders.base import (
     NO_PREFIXES,
     OLLAMA_DEFAULT_MODEL,
@@ -56,6 +56,7 @@ __all__ = [
     "PROVIDERS",
     "TASK_PREFIXES",
     "Embedder",
+    "EmbedderFactory",
     "MiniLMEmbedder",
     "OllamaEmbedder",
     "TaskPrefixes",
@@ -74,6 +75,9 @@ __all__ = [
     "resolve_ollama_host",
     "task_prefixes",
 ]
+
+# Makes the embedder a configuration names (Settings.make_embedder; tests share one instance).
+EmbedderFactory = Callable[[Config], Embedder]
 
 
 def make_embedder(

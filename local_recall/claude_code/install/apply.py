@@ -1,0 +1,287 @@
+"""Installing local-recall into Claude Code: hooks in a settings file, the MCP server in .mcp.json.
+
+Claude Code silently ignores a whole settings file when one hook entry is invalid, so nothing is
+written that has not been checked: pure planners (plan.py, tested with literals) build
+the new JSON documents from the old ones, `install`/`uninstall` validate them, write atomically,
+read the file back and validate again (restoring the old text if that fails). A file that is
+not valid JSON is refused untouched.
+
+Our entries are recognised by what they run (`<local-recall> hook <event>`, `<local-recall> mcp`,
+with `<local-recall>` the console script or `python -m local_recall`), so uninstall removes
+exactly those and nothing else; no marker key is added that Claude Code might reject."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from local_recall.claude_code.install.guidance import (
+    KEPT,
+    GuidanceChange,
+    guidance_dir,
+    install_guidance,
+    uninstall_guidance,
+)
+from local_recall.claude_code.install.plan import (
+    SCRIPT_NAMES,
+    JSONObject,
+    Launcher,
+    mcp_config_path,
+    mcp_problems,
+    plan_approve_mcp,
+    plan_mcp_install,
+    plan_mcp_uninstall,
+    plan_settings_install,
+    plan_settings_uninstall,
+    plan_unapprove_mcp,
+    settings_path,
+    settings_problems,
+)
+from local_recall.errors import InvalidClaudeSettings, StorageError
+from local_recall.repo.files import write_text_atomic
+
+
+def find_launcher(python: str = sys.executable, search_path: str | None = None) -> Launcher:
+    """The `local-recall` console script next to the interpreter (same venv), else
+    `<python> -m local_recall`. The path is made absolute but symlinks are kept: resolving a
+    venv's `python` would lead out of the venv.
+
+    When that very script is also what `local-recall` on PATH finds (pipx, uv tool, an
+    activated venv), the bare name is used instead: `.claude/settings.json` and `.mcp.json` are
+    committed, and a path on this machine would break every teammate's session."""
+    interpreter = Path(python).absolute()
+    for name in SCRIPT_NAMES:
+        script = interpreter.parent / name
+        if script.is_file() and os.access(script, os.X_OK):
+            on_path = shutil.which(name, path=search_path)
+            with contextlib.suppress(OSError):
+                if on_path is not None and os.path.samefile(on_path, script):
+                    return Launcher((name,))
+            return Launcher((str(script),))
+    return Launcher((str(interpreter), "-m", "local_recall"))
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    path: Path
+    what: str  # "hooks" | "MCP server"
+    action: str  # created | updated | unchanged | removed | deleted | absent
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": str(self.path), "what": self.what, "action": self.action}
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    path: Path
+    text: str | None  # None: the file does not exist
+    document: JSONObject
+
+
+def read_json_object(path: Path) -> tuple[str | None, JSONObject]:
+    """(text, document) of a JSON object file; (None, {}) when it does not exist and an empty
+    file counts as `{}`. Raises InvalidClaudeSettings when it cannot be read or parsed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidClaudeSettings(path, f"cannot read it: {exc}") from None
+    if not text.strip():
+        return text, {}
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidClaudeSettings(
+            path,
+            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "fix it and run again — nothing was changed",
+        ) from None
+    if not isinstance(document, dict):
+        raise InvalidClaudeSettings(
+            path, "the file must hold a JSON object — fix it and run again; nothing was changed"
+        )
+    return text, document
+
+
+def _load(path: Path, check: Callable[[object], list[str]], *, strict: bool) -> _Loaded:
+    """Read a JSON object file; not valid JSON is refused (before anything is written). With
+    `strict`, a document that already has shape problems is refused too: writing our entries
+    into a file Claude Code ignores would only hide them."""
+    text, document = read_json_object(path)
+    problems = check(document)
+    if problems and strict:
+        raise InvalidClaudeSettings(
+            path, f"{'; '.join(problems[:3])} — fix it and run again; nothing was changed"
+        )
+    return _Loaded(path, text, document)
+
+
+def render_json(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _save(
+    loaded: _Loaded, new: JSONObject, what: str, check: Callable[[object], list[str]]
+) -> FileChange:
+    """Write `new` if it differs; an empty document replaces a file we would otherwise leave as
+    `{}` by deleting it. Read back and validated; on any mismatch the old text is restored."""
+    if new == loaded.document and loaded.text is not None:
+        return FileChange(loaded.path, what, "unchanged")
+    if not new:
+        if loaded.text is None:
+            return FileChange(loaded.path, what, "absent")
+        try:
+            loaded.path.unlink()
+        except OSError as exc:
+            raise StorageError(f"cannot remove {loaded.path}: {exc.strerror or exc}") from None
+        return FileChange(loaded.path, what, "deleted")
+    # Problems we did not find in the old document would be ours (a planner bug): never write
+    # them. Problems already there (uninstall from a broken file) are the user's to fix.
+    was_clean = not check(loaded.document)
+    problems = check(new)
+    if problems and was_clean:
+        raise InvalidClaudeSettings(loaded.path, "refusing to write " + "; ".join(problems))
+    write_text_atomic(loaded.path, render_json(new))
+    try:
+        reread = json.loads(loaded.path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        reread = exc
+    if reread != new or (was_clean and check(reread)):
+        _restore(loaded)
+        raise StorageError(f"{loaded.path}: the written file did not read back intact; restored")
+    return FileChange(loaded.path, what, "created" if loaded.text is None else "updated")
+
+
+def _restore(loaded: _Loaded) -> None:
+    if loaded.text is None:
+        loaded.path.unlink(missing_ok=True)
+    else:
+        write_text_atomic(loaded.path, loaded.text)
+
+
+@dataclass(frozen=True, slots=True)
+class InstallReport:
+    changes: tuple[FileChange, ...]
+
+    @property
+    def changed(self) -> bool:
+        return any(c.action not in ("unchanged", "absent", KEPT) for c in self.changes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    """One planned edit of one file: what it holds for us, and how to plan it."""
+
+    path: Path
+    what: str
+    check: Callable[[object], list[str]]
+    plan: Callable[[JSONObject], JSONObject]
+
+
+def _edits(
+    root: Path, claude_config_dir: Path, scope: str, *, adding: bool, launcher: Launcher
+) -> list[_Edit]:
+    hooks_path = settings_path(scope, root, claude_config_dir)
+    approval_path = settings_path("local", root, claude_config_dir)
+    if adding:
+        return [
+            _Edit(
+                hooks_path, "hooks", settings_problems, lambda d: plan_settings_install(d, launcher)
+            ),
+            _Edit(approval_path, "MCP approval", settings_problems, plan_approve_mcp),
+            _Edit(
+                mcp_config_path(root),
+                "MCP server",
+                mcp_problems,
+                lambda d: plan_mcp_install(d, launcher),
+            ),
+        ]
+    return [
+        _Edit(hooks_path, "hooks", settings_problems, plan_settings_uninstall),
+        _Edit(approval_path, "MCP approval", settings_problems, plan_unapprove_mcp),
+        _Edit(mcp_config_path(root), "MCP server", mcp_problems, plan_mcp_uninstall),
+    ]
+
+
+def _apply(edits: list[_Edit], root: Path, *, adding: bool) -> InstallReport:
+    """Read every file first (refusing before anything is written), plan each file once (two
+    edits of one file, with --scope local, are chained), then write the files that changed."""
+    loaded: dict[Path, _Loaded] = {}
+    planned: dict[Path, JSONObject] = {}
+    labels: dict[Path, list[str]] = {}
+    checks: dict[Path, Callable[[object], list[str]]] = {}
+    for edit in edits:
+        if edit.path not in loaded:
+            loaded[edit.path] = _load(edit.path, edit.check, strict=adding)
+            planned[edit.path] = loaded[edit.path].document
+            checks[edit.path] = edit.check
+        planned[edit.path] = edit.plan(planned[edit.path])
+        labels.setdefault(edit.path, []).append(edit.what)
+    changes = []
+    for path, old in loaded.items():
+        what = " + ".join(labels[path])
+        new = planned[path]
+        if not adding:
+            if old.text is None:
+                changes.append(FileChange(path, what, "absent"))
+                continue
+            if new == old.document:
+                changes.append(FileChange(path, what, "unchanged"))
+                continue
+            if new == {"mcpServers": {}}:
+                new = {}
+        change = _save(old, new, what, checks[path])
+        if not adding and change.action == "updated":
+            change = FileChange(path, what, "removed")
+        if change.action == "deleted" and path.parent == root / ".claude":
+            with contextlib.suppress(OSError):  # the repo's .claude/ folder, if now empty
+                path.parent.rmdir()
+        changes.append(change)
+    return InstallReport(tuple(changes))
+
+
+def install(
+    root: Path,
+    *,
+    claude_config_dir: Path,
+    scope: str = "project",
+    launcher: Launcher | None = None,
+) -> InstallReport:
+    """Add our hooks to the settings file of `scope`, our server to `<root>/.mcp.json`, and its
+    approval to `<root>/.claude/settings.local.json` (what Claude Code's approval prompt would
+    store; it is ignored in the committed settings.json). Every file is read and checked before
+    any is written. Idempotent. Then the skills and slash commands (guidance.py)."""
+    edits = _edits(
+        root, claude_config_dir, scope, adding=True, launcher=launcher or find_launcher()
+    )
+    report = _apply(edits, root, adding=True)
+    added = install_guidance(guidance_dir(scope, root, claude_config_dir))
+    return InstallReport(report.changes + _guidance_changes(added))
+
+
+def uninstall(root: Path, *, claude_config_dir: Path, scope: str = "project") -> InstallReport:
+    """Remove exactly what `install` adds: our hook entries (from the settings file of `scope`),
+    the approval, our MCP server entry, and the skills and commands identical to ours. Files
+    left empty are deleted; all else is kept."""
+    removed = uninstall_guidance(guidance_dir(scope, root, claude_config_dir))
+    edits = _edits(root, claude_config_dir, scope, adding=False, launcher=Launcher(()))
+    report = _apply(edits, root, adding=False)
+    if (root / ".claude").is_dir() and not any((root / ".claude").iterdir()):
+        with contextlib.suppress(OSError):
+            (root / ".claude").rmdir()
+    return InstallReport(report.changes + _guidance_changes(removed))
+
+
+def _guidance_changes(changes: list[GuidanceChange]) -> tuple[FileChange, ...]:
+    return tuple(FileChange(c.path, "agent guidance", c.action) for c in changes)

@@ -1,0 +1,92 @@
+"""A hook's settings: [hooks] and search.default_limit of repo/config.py's schema, cached as
+JSON in state/ while config.toml and the LOCAL_RECALL_* variables are unchanged. The same for
+every agent's hooks."""
+
+# No `from __future__ import annotations` here: NamedTuple turns string annotations into
+# ForwardRefs, compiling each one at import (~0.25 ms a field) on every prompt.
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from local_recall.repo.config_trust import user_config_path
+from local_recall.repo.files import read_bytes_nofollow
+from local_recall.repo.layout import Layout
+
+
+class HookSettings(NamedTuple):
+    """[hooks] and search.default_limit of repo/config.py's schema (defaults come from there)."""
+
+    session_start_tokens: int
+    prompt_tokens: int
+    prompt_min_score: float
+    query_timeout_ms: int
+    start_daemon: bool
+    search_limit: int
+    summaries_count: int = 3  # [summaries] session_start_count
+    summaries_tokens: int = 800  # [summaries] session_start_tokens
+    inject_unreviewed: bool = True  # [review] inject_unreviewed
+    config_error: str | None = None
+
+
+SETTINGS_CACHE = "hook-settings.json"
+
+
+def settings_key(layout: Layout, environ: Mapping[str, str]) -> list[Any]:
+    """What the settings depend on: config.toml's identity and the LOCAL_RECALL_* variables."""
+    config: list[list[int] | None] = []
+    for path in (layout.config_path, user_config_path(environ)):
+        try:
+            info = os.lstat(path)
+            config.append([info.st_ino, info.st_mtime_ns, info.st_size])
+        except OSError:
+            config.append(None)
+    overrides = sorted([k, v] for k, v in environ.items() if k.startswith("LOCAL_RECALL_"))
+    # the fields: a cache written by an older version lacks the newer keys
+    return [config, overrides, list(HookSettings._fields)]
+
+
+def read_hook_settings(layout: Layout, environ: Mapping[str, str]) -> HookSettings:
+    """The hook settings, from a small JSON cache in state/ while config.toml and the
+    environment are unchanged: importing tomllib and the config schema costs more than the
+    rest of a warm prompt hook."""
+    key = settings_key(layout, environ)
+    cache = layout.state_dir / SETTINGS_CACHE
+    try:
+        data = json.loads(read_bytes_nofollow(cache))
+        if data["key"] == key:
+            return HookSettings(**data["settings"])
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    settings = load_hook_settings(layout, environ)
+    if settings.config_error is None:
+        from local_recall.repo.files import write_text_atomic
+
+        with contextlib.suppress(Exception):  # a read-only checkout just re-reads next time
+            write_text_atomic(cache, json.dumps({"key": key, "settings": settings._asdict()}))
+    return settings
+
+
+def load_hook_settings(layout: Layout, environ: Mapping[str, str]) -> HookSettings:
+    """The hook settings from config.toml; a broken config gives the defaults with the user
+    config and LOCAL_RECALL_* variables still applied (and the error, to log)."""
+    from local_recall.repo.config import load_config_or_defaults
+
+    config, error = load_config_or_defaults(
+        layout.config_path, environ, user_path=user_config_path(environ)
+    )
+    hooks = config.hooks
+    return HookSettings(
+        session_start_tokens=hooks.session_start_tokens,
+        prompt_tokens=hooks.prompt_tokens,
+        prompt_min_score=hooks.prompt_min_score,
+        query_timeout_ms=hooks.query_timeout_ms,
+        start_daemon=hooks.start_daemon,
+        search_limit=config.search.default_limit,
+        summaries_count=config.summaries.session_start_count if config.summaries.enabled else 0,
+        summaries_tokens=config.summaries.session_start_tokens,
+        inject_unreviewed=config.review.inject_unreviewed,
+        config_error=error,
+    )

@@ -1,0 +1,206 @@
+"""Which memories could answer a query, and their raw signals — the inputs of scoring.py's
+pure decisions — gathered from the index (`from_index`: vector and full-text candidates, with
+the fuzzy match in a worker meanwhile) or, with no index at hand, from the files alone
+(`from_files`: word coverage, fuzzy and the vector cache). Failures degrade, never surface:
+the `Gathered` value says which signals ran and why any were missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from local_recall.errors import EmbedderUnavailable
+from local_recall.memory.model import Memory
+from local_recall.search.embedders import Embedder, embedder_fingerprint
+from local_recall.search.fuzzy import FuzzyMatcher
+from local_recall.search.index.candidates import IndexQuery, from_index
+from local_recall.search.index.queries import text_search
+from local_recall.search.index.rows import MemoryIndex
+from local_recall.search.query import SearchQuery
+from local_recall.search.relevance_inputs import Gathered, RelevanceInputs
+from local_recall.search.scoring import (
+    Signals,
+    best_of,
+    candidate_depth,
+    coverage_scores,
+    gather_signals,
+    ran_signals,
+)
+
+
+class SignalGatherer:
+    """One per Searcher: it keeps the fuzzy vocabulary, two worker threads and whether the
+    index answered last time. Not for concurrent use (searches are serialised)."""
+
+    def __init__(
+        self,
+        index: MemoryIndex,
+        relevance: RelevanceInputs,
+        embedder: Callable[[], Embedder],
+        *,
+        ann_threshold: int,
+        rebuild: Callable[[], bool],
+    ) -> None:
+        self.index = index
+        self.relevance = relevance
+        self._embedder = embedder  # loaded on first use: the files path may never need it
+        self._ann_threshold = ann_threshold
+        self._rebuild = rebuild  # rebuild a failing index: whether it is usable now
+        self.index_ok = True
+        self.kinds: frozenset[str] = frozenset()
+        self._fuzzy: FuzzyMatcher | None = None
+        self._fuzzy_signature = 0
+        self._executor: ThreadPoolExecutor | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder()
+
+    def use(self, memories: Mapping[str, Memory]) -> None:
+        """The memories searched from now on. The fuzzy vocabulary depends only on subjects and
+        keywords: it is rebuilt when they change."""
+        signature = hash(tuple((k, m.subject, m.keywords) for k, m in memories.items()))
+        if signature != self._fuzzy_signature:
+            self._fuzzy = None
+            self._fuzzy_signature = signature
+        self.kinds = frozenset(m.kind for m in memories.values())
+
+    def from_index(
+        self,
+        text: str,
+        terms: list[str],
+        query: SearchQuery,
+        limit: int,
+        memories: Mapping[str, Memory],
+        *,
+        allow_rebuild: bool,
+        vectors: list[Any],
+    ) -> Gathered:
+        """The index's candidates; the query's embedding is appended to `vectors`."""
+        kind = query.kind
+        present = kind is None or kind in self.kinds
+        # Filtering by kind in LanceDB costs a scan of the column; skip it when every
+        # memory is of the wanted kind anyway.
+        index_kind = None if self.kinds <= {kind} else kind
+        use_vector = query.mode in ("hybrid", "semantic")
+        use_text = query.mode in ("hybrid", "text")
+        use_fuzzy = query.mode in ("hybrid", "fuzzy")
+        filtered = query.scope is not None
+        depth = candidate_depth(limit, len(memories), self._ann_threshold, filtered=filtered)
+        ask = IndexQuery(depth=depth, kind=index_kind, since=query.since, until=query.until)
+        # The full-text query and the fuzzy match run in workers while this thread embeds the
+        # query and asks for vectors (onnxruntime and LanceDB release the GIL): hybrid costs
+        # about the slowest of the three, not their sum.
+        text_future = None
+        if use_text and present and self.index_ok and terms:
+            text_future = self._pool().submit(text_search, self.index, terms, **ask.arguments())
+        fuzzy_future = None
+        if use_fuzzy and use_vector:
+            fuzzy_future = self._pool().submit(self._fuzzy_scores, terms, kind, depth, memories)
+        degraded: list[str] = []
+        query_vector = None
+        if use_vector:
+            try:
+                query_vector = self.embedder.embed_query(text)
+                vectors.append(query_vector)
+            except EmbedderUnavailable as exc:
+                degraded.append(f"embedder unavailable, text + fuzzy only: {exc}")
+                use_vector, use_text, use_fuzzy = False, True, True
+        vector: dict[str, float] = {}
+        text_hits: dict[str, float] = {}
+        coverage = False
+        if (use_vector or use_text) and present:
+            found = None
+            if self.index_ok:
+                found = from_index(
+                    self.index,
+                    query_vector,
+                    terms if use_text else None,
+                    text_future,
+                    ask,
+                    rebuild=self._rebuild if allow_rebuild else None,
+                )
+                self.index_ok = found is not None
+            if found is None:
+                degraded.append("index unavailable: plain word match over the files")
+                text_hits = coverage_scores(
+                    terms, {k: m for k, m in memories.items() if kind is None or m.kind == kind}
+                )
+                coverage = True
+                use_vector, use_text, use_fuzzy = False, True, True
+            else:
+                vector, text_hits = found
+        fuzzy: dict[str, float] = {}
+        if fuzzy_future is not None:
+            fuzzy = fuzzy_future.result()
+        elif use_fuzzy:  # fuzzy mode, or hybrid once the embedder turned out unavailable
+            fuzzy = self._fuzzy_scores(terms, kind, depth, memories)
+        reason = "; ".join(degraded) or None
+        ran = ran_signals(vector=use_vector, text=use_text, fuzzy=use_fuzzy, coverage=coverage)
+        signals = gather_signals(
+            vector,
+            text_hits,
+            fuzzy,
+            ran=ran,
+            # A memory a full candidate list left out scores at most its last entry there.
+            vector_missing=min(vector.values()) if len(vector) >= depth else None,
+            text_missing=min(text_hits.values()) if len(text_hits) >= depth else None,
+            terms=len(terms),
+        )
+        return Gathered(signals, ran, reason)
+
+    def from_files(
+        self,
+        text: str,
+        terms: list[str],
+        query: SearchQuery,
+        limit: int,
+        memories: Mapping[str, Memory],
+    ) -> tuple[Gathered, dict[str, float] | None]:
+        """The no-daemon fallback: candidates from the files (word coverage, fuzzy) and the
+        vector cache; no LanceDB. The embedder is loaded only if the cache exists."""
+        kind = query.kind
+        of_kind = {k: m for k, m in memories.items() if kind is None or m.kind == kind}
+        return self.relevance.files_candidates(
+            terms,
+            mode=query.mode,
+            of_kind=of_kind,
+            depth=candidate_depth(limit, len(of_kind), self._ann_threshold, filtered=False),
+            fuzzy=lambda words: self._fuzzy_matcher(memories).scores(words),
+            query_vector=lambda: self.embedder.embed_query(text),
+            embedder=lambda: embedder_fingerprint(self.embedder),
+        )
+
+    def cached_cosines(
+        self, vectors: Sequence[Any], signals: Mapping[str, Signals]
+    ) -> dict[str, float] | None:
+        """Exact cosines of the candidates from the vector cache (the numbers a cold hook
+        reads), so both paths score alike; None without a query vector or a cache."""
+        if not vectors:
+            return None
+        try:
+            cache = self.relevance.vectors(embedder_fingerprint(self.embedder))
+        except EmbedderUnavailable:
+            return None
+        return None if cache is None else cache.cosines_of(vectors[0], list(signals))
+
+    def _fuzzy_scores(
+        self, terms: list[str], kind: str | None, depth: int, memories: Mapping[str, Memory]
+    ) -> dict[str, float]:
+        matched = self._fuzzy_matcher(memories).scores(terms)
+        if kind is not None and not self.kinds <= {kind}:  # a filter only where it drops some
+            matched = {k: v for k, v in matched.items() if memories[k].kind == kind}
+        return best_of(matched, depth)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            # two workers: the full-text query and the fuzzy match (searches are serialised)
+            self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-search")
+        return self._executor
+
+    def _fuzzy_matcher(self, memories: Mapping[str, Memory]) -> FuzzyMatcher:
+        if self._fuzzy is None:
+            self._fuzzy = FuzzyMatcher(memories)
+        return self._fuzzy

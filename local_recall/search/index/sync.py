@@ -1,0 +1,293 @@
+"""Carrying out an index plan: embed what changed, rewrite metadata, drop what is gone.
+
+    report = sync_memories(index, memories, embedder, progress=lambda done, total: ...)
+
+`plan.plan_index_sync` decides; this module reads the embedder, writes the tables through
+`MemoryIndex` and reports. It never draws progress: a caller that wants a bar passes a
+`ProgressCallback` (the CLI draws one with rich).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from local_recall.errors import EmbedderUnavailable, IndexUnavailable
+from local_recall.memory.keywords import extract_keywords
+from local_recall.memory.model import Memory
+from local_recall.repo.locks import held_lock
+from local_recall.search.embedders import Embedder, canonical_ollama_model, embedder_fingerprint
+from local_recall.search.index.plan import (
+    INDEX_FORMAT,
+    Fingerprint,
+    IndexMeta,
+    IndexPlan,
+    decide_rebuild,
+    embedded_text,
+    fts_document,
+    passages,
+    plan_index_sync,
+    row_key,
+)
+from local_recall.search.index.rows import MemoryIndex
+from local_recall.search.relevance import TermStats
+from local_recall.search.vector_cache import (
+    TERMS_JSON,
+    VECTORS_JSON,
+    remove_vector_cache,
+    write_term_stats,
+    write_vector_cache,
+)
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH: Final = 256  # rows embedded and written per step: progress and crash-safety
+PENDING: Final = "pending:"  # text_fp prefix of a row written without a vector
+_LOCK_TIMEOUT_SECONDS: Final = 300.0
+
+ProgressCallback = Callable[[int, int], None]  # (done, total)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What one sync did. `fallback` says why vectors could not be made (None: all fine)."""
+
+    embedded: int
+    updated: int
+    removed: int
+    total: int
+    rebuilt: bool
+    seconds: float
+    fallback: str | None = None
+    rebuild_reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "embedded": self.embedded,
+            "updated": self.updated,
+            "removed": self.removed,
+            "total": self.total,
+            "rebuilt": self.rebuilt,
+            "seconds": round(self.seconds, 3),
+            "fallback": self.fallback,
+            "rebuild_reason": self.rebuild_reason,
+        }
+
+
+def embedder_identity(embedder: Embedder) -> str:
+    """provider:model without the dimension: known without loading or calling the model."""
+    model = canonical_ollama_model(embedder.model) if embedder.name == "ollama" else embedder.model
+    return f"{embedder.name}:{model}"
+
+
+def build_row(memory: Memory, fp: Fingerprint, vector: Any, *, has_vector: bool) -> dict[str, Any]:
+    keywords = memory.keywords or extract_keywords(f"{memory.subject}\n{memory.body}")
+    return {
+        "key": row_key(memory.kind, memory.id),
+        "id": memory.id,
+        "kind": memory.kind,
+        "subject": memory.subject,
+        "body": memory.body,
+        "keywords": list(keywords),
+        "keywords_text": " ; ".join(keywords),
+        "applies_to": memory.applies_to,
+        "occurred_at": memory.occurred_at.timestamp(),
+        "content_hash": memory.content_hash,
+        "meta_fp": fp.meta,
+        "document": fts_document(memory, keywords),
+        # A row without a real vector is marked pending, so a sync that can embed embeds it.
+        "text_fp": fp.text if has_vector else PENDING + fp.text,
+        "embedded": embedded_text(memory),
+        "has_vector": has_vector,
+        "vector": vector,
+    }
+
+
+def sync_memories(
+    index: MemoryIndex,
+    memories: Sequence[Memory],
+    embedder: Embedder,
+    *,
+    rebuild: bool = False,
+    progress: ProgressCallback | None = None,
+) -> IndexReport:
+    """Bring the index in line with `memories` (every readable memory of every kind).
+
+    Never raises for a broken index (it is rebuilt) or an unreachable embedder (rows are
+    written text-only and `fallback` says why); StorageError only if the lock cannot be had."""
+    started = time.perf_counter()
+    with index_locked(index.lock_path):
+        try:
+            return _sync_locked(index, memories, embedder, rebuild, progress, started)
+        except IndexUnavailable as exc:
+            log.warning("index unusable (%s): rebuilding it from the memory files", exc)
+            index.destroy()
+            return _sync_locked(
+                index, memories, embedder, True, progress, started, reason=f"index unusable: {exc}"
+            )
+
+
+def _sync_locked(
+    index: MemoryIndex,
+    memories: Sequence[Memory],
+    embedder: Embedder,
+    rebuild: bool,
+    progress: ProgressCallback | None,
+    started: float,
+    reason: str | None = None,
+) -> IndexReport:
+    fallback: str | None = None
+    try:
+        current: str | None = embedder_fingerprint(embedder)
+        dim = embedder.dim
+    except EmbedderUnavailable as exc:
+        current, fallback = None, str(exc)
+        dim = 0
+    identity = embedder_identity(embedder)
+    meta = index.read_meta()
+    if not index.exists():
+        meta = None
+    why = (
+        reason
+        or ("asked for" if rebuild else None)
+        or decide_rebuild(meta, fingerprint=current, identity=identity)
+    )
+    if why is not None:
+        if current is None:
+            # No vectors can be made: keep the known dimension if any, else a 1-wide column.
+            dim = meta.dim if meta is not None and meta.identity == identity else 1
+        new_meta = IndexMeta(INDEX_FORMAT, current, identity, dim)
+        index.create(new_meta)
+        indexed: dict[str, Fingerprint] = {}
+        log.info("index rebuild: %s", why)
+    else:
+        assert meta is not None
+        dim = meta.dim
+        indexed = index.fingerprints()
+    by_key = {row_key(m.kind, m.id): m for m in memories}
+    on_disk = index.fingerprints_of(by_key)
+    if current is None:  # no embedder: a pending row of unchanged text needs nothing
+        indexed = {
+            k: Fingerprint(fp.text.removeprefix(PENDING), fp.meta) for k, fp in indexed.items()
+        }
+    plan = plan_index_sync(on_disk, indexed)
+    embedded, fallback = _carry_out(
+        index,
+        plan,
+        by_key,
+        on_disk,
+        indexed,
+        embedder,
+        current is not None,
+        dim,
+        fallback,
+        progress,
+    )
+    written = len(plan.to_embed) + len(plan.to_update) + len(plan.to_remove)
+    if written or why is not None:
+        index.maintain(written=written)
+        index.has_passages(refresh=True)
+        index.has_pending(refresh=True)
+    return IndexReport(
+        embedded=embedded,
+        updated=len(plan.to_update),
+        removed=len(plan.to_remove),
+        total=len(by_key),
+        rebuilt=why is not None,
+        seconds=time.perf_counter() - started,
+        fallback=fallback,
+        rebuild_reason=why,
+    )
+
+
+def _carry_out(
+    index: MemoryIndex,
+    plan: IndexPlan,
+    by_key: Mapping[str, Memory],
+    on_disk: Mapping[str, Fingerprint],
+    indexed: Mapping[str, Fingerprint],
+    embedder: Embedder,
+    can_embed: bool,
+    dim: int,
+    fallback: str | None,
+    progress: ProgressCallback | None,
+) -> tuple[int, str | None]:
+    import numpy as np
+
+    index.remove(list(plan.to_remove))
+    index.update_metadata(
+        [build_row(by_key[k], on_disk[k], None, has_vector=True) for k in plan.to_update]
+    )
+    embedded = 0
+    total = len(plan.to_embed)
+    if progress is not None and total:
+        progress(0, total)
+    for start in range(0, total, EMBED_BATCH):
+        keys = plan.to_embed[start : start + EMBED_BATCH]
+        batch = [by_key[k] for k in keys]
+        vectors: Any = None
+        passage_rows: list[dict[str, Any]] = []
+        if can_embed:
+            cut = [passages(m) for m in batch]
+            texts = [embedded_text(m) for m in batch] + [p for ps in cut for p in ps]
+            try:
+                matrix = embedder.embed_documents(texts)
+            except EmbedderUnavailable as exc:
+                log.warning("embedder failed during sync: %s; writing text-only rows", exc)
+                can_embed, fallback = False, str(exc)
+            else:
+                vectors = matrix[: len(batch)]
+                at = len(batch)
+                for k, m, ps in zip(keys, batch, cut, strict=True):
+                    for row in matrix[at : at + len(ps)]:
+                        passage_rows.append({"key": k, "kind": m.kind, "vector": row})
+                    at += len(ps)
+        if vectors is None:
+            vectors = np.zeros((len(batch), dim), dtype=np.float32)
+        else:
+            embedded += len(batch)
+        rows = [
+            build_row(m, on_disk[k], vectors[i], has_vector=can_embed)
+            for i, (k, m) in enumerate(zip(keys, batch, strict=True))
+        ]
+        index.write(rows, passage_rows, replace=any(k in indexed for k in keys))
+        if progress is not None:
+            progress(min(start + EMBED_BATCH, total), total)
+    return embedded, fallback
+
+
+def index_locked(lock_path: Path) -> contextlib.AbstractContextManager[None]:
+    """One writer at a time across processes (CLI, daemon, MCP server)."""
+    return held_lock(lock_path, timeout=_LOCK_TIMEOUT_SECONDS, what="the index lock")
+
+
+def write_relevance_cache(
+    index: MemoryIndex, state_dir: Path, stats: Callable[[], TermStats], *, changed: bool
+) -> None:
+    """After a sync: copy every stored vector into the relevance cache and persist the store's
+    term statistics (vector_cache.py), when the sync changed something or the cache is missing.
+    The cold hook scores with them exactly as the daemon does. Never raises: without a cache,
+    the fallback answers with the word-only model."""
+    present = [state_dir / n for n in (VECTORS_JSON, TERMS_JSON)]
+    if not changed and all(p.is_file() and not p.is_symlink() for p in present):
+        return  # (a planted symlink is replaced, never followed)
+    import numpy as np
+
+    try:
+        write_term_stats(state_dir, stats())
+        meta = index.read_meta()
+        if meta is None or meta.embedder is None or not index.exists():
+            remove_vector_cache(state_dir)
+            return
+        keys, matrix = index.vectors(None)
+        if index.has_passages():
+            more, extra = index.vectors(None, passages=True)
+            keys, matrix = keys + more, np.concatenate([matrix, extra]) if more else matrix
+        write_vector_cache(state_dir, keys, matrix, embedder=meta.embedder)
+    except (IndexUnavailable, OSError, ValueError) as exc:
+        log.warning("relevance cache not written: %s", exc)
