@@ -77,10 +77,12 @@ def test_every_vendor_format_is_caught_in_every_phrasing() -> None:
 
 
 def test_a_different_seed_is_caught_too() -> None:
-    """The rules fit the formats, not the seeded tokens: fresh tokens, every phrasing."""
+    """The rules fit the formats, not the seeded tokens: other tokens, every phrasing. (A fixed
+    seed all the same: a random token that happens to hold `xxxx` or `XXXX` reads as a fake from
+    the docs and is kept, see Limits in docs/security.md.)"""
     missed = [
         f"{p.format.name} / {p.phrasing.name}"
-        for p in placed(seed=random.randrange(1 << 30))
+        for p in placed(seed=2311)
         if not p.format.weak and left_of(p.token, redact_for_storage(p.text).text)
     ]
     assert missed == []
