@@ -19,7 +19,8 @@ wrote in a sentence, a note or a chat:
 3. **Keywords that are not in the token.** A rule runs only near one of its keywords; a few
    token rules are keyed on the vendor's name although the token starts with a fixed prefix of
    its own (Airtable's `pat…`, Ionic's `ion_`, Resend's `re_`, Miro's `eyJtaXJv`,
-   Salesforce's `00…!…`). `own_keywords` adds the prefix to the keywords.
+   Salesforce's `00…!…`). `own_keywords` adds the prefix, where it starts a word, to the
+   keywords.
 
 Pure functions on regex strings; `vendored.py` applies them when it loads the rules.
 """
