@@ -415,6 +415,46 @@ _uuid = [
     "0c9a5d3e-1b2f-4a8c-9e7d-6f5a4b3c2d1e",
 ]
 
+# What a rule for a weak vendor prefix (issue 23: `s.`, `00`, `secret_`, `pat`, `1//0`) could
+# take by mistake, and the hashes, ids, blobs, package names and versions around them.
+LOOK_ALIKES: list[str] = [
+    # `s.` + 24: member access and names
+    "s.AcceptanceTimeoutSeconds = 30",
+    "self.s.makeKubeConfigController(args)",
+    "parts = s.split(); s.strip(); s.encode('utf-8')",
+    "s.getElementsByClassName1234 returns a list",
+    "see s.THISSTRINGISALLUPPERCASE and s.thisstringisalllowercase",
+    # `00` + 40: numbers, hashes, zero runs, timestamps
+    "00000000",
+    "0000000000000000000000000000000000000000000000",
+    "git diff 00a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4..HEAD",
+    "00112233445566778899aabbccddeeff0011223344556677",
+    "00:00:00.000000 and 00-00-0000 are placeholders",
+    "0x00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff",
+    "00_thousand_separated_long_python_literal_value_x",
+    # `secret_` + 43: identifiers
+    "secret_key_base = Rails.application.credentials.secret_key_base",
+    "secret_ThisIsAVeryLongCamelCaseIdentifierNameHere",
+    "secret_sauce_recipe_for_the_weekend_barbecue_party",
+    "def secret_manager_client_for_project_and_region_default(): ...",
+    # `pat`: words and identifiers
+    "pat_matches = [p for p in patterns if p.match(path)]",
+    "patternMatcherFactory.compile(pattern).matches(path)",
+    "path.join(patterns_dir, 'pat.txt')",
+    # `1//0` and friends: floor division, URLs, comments
+    "x = 1//0  # raises ZeroDivisionError",
+    "half = total_items//2 + 1//2",
+    "file:///tmp/a//b and http://1//0",
+    "ratio = 1//0.5 if flag else 1//03",
+    # hashes, UUIDs, base64 blobs, package names, versions
+    "ec2f6a4b9d1e0c7f8a3b5d2e1f0a9b8c7d6e5f4a",
+    "3f2b8c1e-9a4d-4e7f-8b6a-2c1d0e9f8a7b",
+    "aGVsbG8gd29ybGQgdGhpcyBpcyBhIGxvbmcgYmFzZTY0IGJsb2IgZm9yIHRlc3Rz",
+    "npm install @types/node pat-utils secret-sauce fo1-client sbp-tools",
+    "pip install dapi-client==1.0.0 pulumi-aws>=6 hvac==2.1.0",
+    "Released v1.2.3-rc.1+build.00a1b2 on 2026-11-25",
+]
+
 ORDINARY: list[str] = [
     # hashes, ids
     f"commit {_sha[0]}\nAuthor: Dana <dana@example.com>\n\n    fix flaky retry test",
@@ -529,6 +569,7 @@ ORDINARY: list[str] = [
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.",
     "We decided to store memories as markdown with YAML frontmatter so reviews stay readable.",
     "base64url-encoded state is fine here: state=af0ifjsldkj",
+    *LOOK_ALIKES,
 ]
 
 
@@ -546,3 +587,17 @@ def e2e_rule_samples(every: int = 4) -> list[PlantedSecret]:
         sample = next((s for s in forms if s.form == FORMS[n % len(FORMS)]), forms[0])
         chosen.append(PlantedSecret(sample.kind, sample.secret, sample.text))
     return chosen
+
+
+def e2e_vendor_samples() -> list[PlantedSecret]:
+    """One placement of every vendor format of tests/vendor_tokens.py (issue 23), the phrasing
+    rotating, for the end-to-end tests; every format in every phrasing is checked on
+    `redact_for_storage` itself (tests/redaction/test_vendor_tokens.py)."""
+    import re
+
+    from tests.vendor_tokens import sample
+
+    return [
+        PlantedSecret(re.sub(r"[^a-z0-9]+", "-", p.format.name.lower()).strip("-"), p.token, p.text)
+        for p in sample()
+    ]

@@ -27,9 +27,9 @@ from mcp import Client, StdioServerParameters
 
 from local_recall import __version__
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
+from tests.claude_code.test_install import search_then_answer, tool_results
 from tests.conftest import REPO_ROOT, git_init
 from tests.fake_anthropic import FakeAnthropic, visible_text
-from tests.claude_code.test_install import search_then_answer, tool_results
 
 pytestmark = pytest.mark.slow
 

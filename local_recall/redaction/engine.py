@@ -16,10 +16,12 @@ from local_recall.redaction.findings import MARKER, Finding, Hit, Rank, Redacted
 from local_recall.redaction.private import private_texts, remove_private
 from local_recall.redaction.tokens import private_key_hits, token_hits, url_password_hits
 from local_recall.redaction.vendored import vendored_hits
+from local_recall.redaction.weak_prefixes import weak_prefix_hits
 
 _FINDERS: tuple[Callable[[str], Iterable[Hit]], ...] = (
     private_key_hits,
     token_hits,
+    weak_prefix_hits,
     url_password_hits,
     assignment_hits,
     flag_hits,

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from local_recall.redaction.escapes import blank_json_escapes
 from local_recall.redaction.findings import TOKEN_CHARS, Hit, Rank
 from local_recall.redaction.placeholders import has_letter_and_digit, is_fake_body, is_placeholder
 
@@ -53,6 +54,10 @@ _TOKEN_RULES: tuple[_TokenRule, ...] = (
     _token("huggingface-token", "hf_", "", r"[A-Za-z0-9]{30,60}+"),
     # Betterleaks knows Mailgun's legacy keys only next to the word "mailgun".
     _token("mailgun-key", "key-", "", r"[a-f0-9]{32}"),
+    # fly.io's `fly tokens create` tokens (Betterleaks knows only the `FlyV1 fm…` macaroons).
+    _token("flyio-access-token", "fo1_", "", r"[A-Za-z0-9_\-]{40,64}+"),
+    # Sentry org tokens: Betterleaks wants the base64 JSON inside to hold `region_url`.
+    _token("sentry-org-token", "sntrys_", "", r"[A-Za-z0-9+/=_]{60,1000}+"),
     _token("aws-access-key", "A", "(?:KIA|SIA|BIA|CCA)", r"[0-9A-Z]{16}"),
     # header.payload[.signature]; "eyJ" is base64 of '{"'. The whole match is the secret.
     _TokenRule(
@@ -111,6 +116,7 @@ def _is_basic_credentials(value: str) -> bool:
 
 
 def token_hits(text: str) -> Iterator[Hit]:
+    text = blank_json_escapes(text)  # `\n<token>` in a JSON-encoded tool result
     for rule in _TOKEN_RULES:
         for m in rule.pattern.finditer(text):
             body = m.group(1)

@@ -8,13 +8,17 @@ widened by how far a match can reach and merged, so a character is scanned at mo
 rule whose keyword is near it. A finding must pass the rule's entropy threshold and
 Betterleaks' global filter (placeholders such as `${TOKEN}`), as in Betterleaks, and our check
 for fakes written in docs (`EXAMPLE`, `xxxx`, `...`). Rules compile on first use (~1 ms each).
+
+As they load, the rules are adapted to find a token in prose as well as in code
+(rule_shapes.py, issue 23): any character a token cannot hold may end it, a value that names
+its vendor (`NRAK-…`) is found without the vendor's name around it, and a token's own prefix
+is among its rule's keywords.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -24,8 +28,10 @@ from typing import Any, Protocol
 
 import re2
 
+from local_recall.redaction.escapes import blank_json_escapes
 from local_recall.redaction.findings import Hit, Rank
-from local_recall.redaction.placeholders import ascii_lower, is_fake_body
+from local_recall.redaction.placeholders import ascii_lower, has_letter_and_digit, is_fake_body
+from local_recall.redaction.rule_shapes import own_keywords, standalone_value, widen_bounds
 
 _BEFORE = 1024  # a match may start this far before its keyword
 _AFTER = 4096  # and end this far after it (the longest real tokens are ~2 KB)
@@ -59,6 +65,7 @@ class VendoredRule:
     kind: str
     regex: str
     min_entropy: float
+    standalone: bool = False  # found without its vendor's name: needs a letter and a digit
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,13 +86,25 @@ def rule_set() -> _RuleSet:
     )
     rules: list[VendoredRule] = []
     by_keyword: dict[str, list[int]] = {}
+
+    def add(rule: VendoredRule, patterns: tuple[str, ...]) -> None:
+        for pattern in patterns:
+            by_keyword.setdefault(pattern, []).append(len(rules))
+        rules.append(rule)
+
+    # Adapted for prose as they load (rule_shapes.py): a token before punctuation, a token
+    # that names its vendor without the vendor's name around it, keywords the token holds.
     for raw in data["rules"]:
-        for keyword in raw["keywords"]:
-            by_keyword.setdefault(keyword, []).append(len(rules))
-        rules.append(VendoredRule(raw["kind"], raw["regex"], raw["min_entropy"]))
+        words = tuple(raw["keywords"])
+        patterns = own_keywords(raw["regex"], words)
+        add(VendoredRule(raw["kind"], widen_bounds(raw["regex"]), raw["min_entropy"]), patterns)
+        derived = standalone_value(raw["regex"], words)
+        if derived is not None and derived[0] not in {r.regex for r in rules}:
+            regex, keyword = derived
+            add(VendoredRule(raw["kind"], regex, raw["min_entropy"], standalone=True), (keyword,))
     keywords = re2.Set.SearchSet(_OPTIONS)
-    for keyword in by_keyword:
-        keywords.Add(re.escape(keyword))
+    for pattern in by_keyword:  # RE2 patterns: keywords escaped, our prefixes at a word start
+        keywords.Add(pattern)
     keywords.Compile()
     return _RuleSet(
         tuple(rules),
@@ -107,16 +126,6 @@ def _rule_pattern(index: int) -> tuple[_Pattern, tuple[int, ...], int]:
     return pattern, unnamed, pattern.groupindex.get("password", 0)
 
 
-# JSON-escaped text (a transcript line, a tool result) hides word boundaries: in `\nTOKEN=` the
-# rules' `\b` sees "nTOKEN". The rules scan a copy where each escape is blanked out, at the same
-# length so that offsets still hold.
-_ESCAPE = re.compile(r"\\[nrt\"]")
-
-
-def _blank(m: re.Match[str]) -> str:
-    return ' "' if m.group() == '\\"' else "  "
-
-
 def shannon_entropy(value: str) -> float:
     counts = Counter(value)
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
@@ -124,8 +133,7 @@ def shannon_entropy(value: str) -> float:
 
 def vendored_hits(text: str) -> Iterator[Hit]:
     rs = rule_set()
-    if "\\" in text:
-        text = _ESCAPE.sub(_blank, text)
+    text = blank_json_escapes(text)
     lowered = ascii_lower(text)
     # Which keywords occur in each chunk (one RE2 set match per chunk, whatever the number of
     # hits): a rule then scans the chunks that hold one of its keywords, widened by the reach
@@ -168,6 +176,8 @@ def _accept(
         group, value = narrow, m.group(narrow) or ""
     start, end = m.span(group)
     if not value.strip() or is_fake_body(value) or any(w in value for w in rs.stopwords):
+        return
+    if rule.standalone and not has_letter_and_digit(value):
         return
     if any(p.search(value) for p in rs.not_secrets):
         return

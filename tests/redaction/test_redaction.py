@@ -69,7 +69,7 @@ def test_catch_rate_and_false_positive_rate() -> None:
     for text, found in false_positives:
         print("  FP:", [(f.kind, text[f.start : f.end]) for f in found], repr(text[:80]))
     assert caught == len(PLANTED)
-    assert fp_rate <= 0.05
+    assert false_positives == []  # the corpus stays at 0: a new rule must not flag any of it
 
 
 # --- every vendored rule, in four forms ------------------------------------------------------
@@ -349,12 +349,13 @@ def test_one_megabyte_redacts_in_under_a_second() -> None:
     [
         "a" * 1_000_000,
         "=" * 1_000_000,
+        "0" * 1_000_000,
         "eyJ" * 333_334,
         "sk-" * 333_334,
         "://a:" * 200_000,
         "API_KEY=" * 125_000,
     ],
-    ids=["a-run", "equals-run", "eyJ-run", "sk-run", "url-run", "assignment-run"],
+    ids=["a-run", "equals-run", "zero-run", "eyJ-run", "sk-run", "url-run", "assignment-run"],
 )
 def test_adversarial_megabyte_stays_linear(text: str) -> None:
     # A quadratic pattern takes minutes here; linear ones take a fraction of a second.
@@ -380,6 +381,13 @@ def test_adversarial_megabyte_stays_linear(text: str) -> None:
         " " * 40,
         "\n",
         "ghp_",
+        "s.",  # the weak vendor prefixes and the tokens freed from their context (issue 23)
+        "s.Ab1",
+        "secret_",
+        "1//0",
+        "fo1_",
+        "pat",
+        "NRAK-",
     ],
 )
 def test_more_adversarial_megabytes(unit: str) -> None:

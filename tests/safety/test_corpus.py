@@ -1,9 +1,10 @@
 """End-to-end secret corpus (issue 6): the whole product, not just `redact`.
 
 Every planted secret of tests/secret_corpus.py goes in through each way text enters local-recall:
-`local-recall add` / `edit` (body, subject, --keyword), the MCP server's `save_memory`, and a
+`local-recall add` / `edit` (body, subject, --keyword), the MCP server's `save_memory`, a
 Claude Code transcript read by the extraction pipeline (user text, assistant text, thinking, tool
-inputs, tool results), also placed right across the length limits the transcript is cut to. None
+inputs, tool results), also placed right across the length limits the transcript is cut to, and
+a session summary's answer, across the cuts its fields and subject go through. None
 of it may come out again: not in a memory file, not in the raw bytes of the LanceDB index, the
 log or the state files, not in CLI output or MCP tool results, not in any request the extractor
 sent. "None of it" means the secret, every fragment `PlantedSecret.must_vanish()` names, and
@@ -27,6 +28,14 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from local_recall.capture.extraction.prompt import ExtractionResult
+from local_recall.capture.extraction.summary_prompt import (
+    MAX_FIELD_CHARS,
+    MAX_ITEMS,
+    SummaryResult,
+    validate_summary,
+)
+from local_recall.capture.summary_plan import SUBJECT_CHARS
 from local_recall.capture.transcripts import TRUNCATION_MARKER, encode_project_dir, key_argument
 from local_recall.errors import InvalidInput
 from local_recall.memory.drafts import make_draft
@@ -39,7 +48,14 @@ from tests.claude_cli import requires_claude
 from tests.conftest import CliRunner, Result, clean_env
 from tests.fake_anthropic import Reply, error_reply, visible_text
 from tests.mcp_session import call, run_session
-from tests.secret_corpus import DASH5, KINDS, ORDINARY, PlantedSecret, e2e_rule_samples
+from tests.secret_corpus import (
+    DASH5,
+    KINDS,
+    ORDINARY,
+    PlantedSecret,
+    e2e_rule_samples,
+    e2e_vendor_samples,
+)
 from tests.secret_corpus import PLANTED as HAND_WRITTEN
 
 # Fixtures shared with test_pipeline: pytest finds them by name in this module.
@@ -47,9 +63,10 @@ world = test_pipeline.world
 offline = test_pipeline.offline
 minilm = test_pipeline.minilm
 
-# The hand-written corpus and a quarter of the vendored rules (each form in turn); KINDS, the
-# markers every path must show, are the hand-written kinds.
-PLANTED = [*HAND_WRITTEN, *e2e_rule_samples()]
+# The hand-written corpus, a quarter of the vendored rules (each form in turn) and every vendor
+# format once (issue 23: tokens in prose, each phrasing in turn); KINDS, the markers every path
+# must show, are the hand-written kinds.
+PLANTED = [*HAND_WRITTEN, *e2e_rule_samples(), *e2e_vendor_samples()]
 PIECE = 20
 PRIVATE = "PRIVATE-MARKER-c41f"  # inside every <private> span; must never come out
 CANARY = "quokkacanary"  # stored on purpose: proves the byte search can see the index at all
@@ -160,6 +177,17 @@ def test_a_draft_is_redacted_before_its_keywords_are_cut_to_100_characters() -> 
     )
     assert draft.keywords[0].startswith("x" * 66 + " pushed with [REDA")
     assert TOKEN[:12] not in draft.keywords[0]
+
+
+def test_a_summary_answer_is_redacted_before_its_fields_are_cut() -> None:
+    """Issue 23: a summary's fields were folded and cut to 2,000 characters before the draft
+    redacted them, so a secret across the cut left its first half in the summary file."""
+    item = "x" * (MAX_FIELD_CHARS - 20) + " pushed with " + TOKEN  # the cut leaves 7 of 40
+    fields = validate_summary({"request": f"Deploy with\n{TOKEN}", "done": [item, item]})
+    assert fields.request == "Deploy with [REDACTED:github-token]"
+    cut = ("x" * (MAX_FIELD_CHARS - 20) + " pushed with [REDACTED:github-token]")[:MAX_FIELD_CHARS]
+    assert fields.done == (cut,)  # one item: the two were the same
+    assert TOKEN[:7] not in fields.done[0]
 
 
 def test_a_scope_holding_a_secret_is_refused_and_an_edited_subject_redacted_before_folding(
@@ -544,6 +572,80 @@ def test_secrets_cut_in_a_thinking_memory_leave_no_visible_part(
     files = stored_files(offline.repo)
     assert leaks_by_place(files) == {}
     figures["cut in thinking memories"] = f"{caught(files)}/{len(PLANTED)}"
+
+
+# ------------------------------------------------------------------------------------------
+# Session summaries
+# ------------------------------------------------------------------------------------------
+
+GROUP = re.compile(r"Summary group (\d+)")
+FIELDS_PER_SUMMARY = 1 + 3 * MAX_ITEMS  # the request, then done / learned / next steps
+
+
+class EchoingSummariser:
+    """Stands in for `claude -p` at the summariser seam: its answer for a session repeats the
+    planted texts of that session's group, the request placed across the subject's cut and
+    each list item across the field cut, and goes through `validate_summary` as the real
+    backend's answer does. Memories: none."""
+
+    def __init__(self, groups: Sequence[Sequence[PlantedSecret]]) -> None:
+        self.groups = groups
+        self.calls = 0
+
+    def summarise(self, condensed: str, *, previous: str = "", repo_name: str = "") -> Any:
+        self.calls += 1
+        match = GROUP.search(condensed)
+        assert match is not None, "each session names its group"
+        first, *rest = self.groups[int(match.group(1))]
+        subject_cut = SUBJECT_CHARS - 1 - len("Session: ")
+        items = [cut_inside(p.text, p.secret, MAX_FIELD_CHARS) for p in rest]
+        answer = {
+            "request": cut_inside(first.text, first.secret, subject_cut),
+            "done": items[:MAX_ITEMS],
+            "learned": items[MAX_ITEMS : 2 * MAX_ITEMS],
+            "next_steps": items[2 * MAX_ITEMS :],
+        }
+        return SummaryResult(validate_summary(answer), 100, 20, None)
+
+    def extract(self, condensed: str, **_: Any) -> ExtractionResult:
+        return ExtractionResult((), (), 10, 1, None)
+
+
+def test_secrets_in_a_summary_answer_reach_no_summary_file(
+    offline: World, figures: dict[str, str]
+) -> None:
+    """Session summaries (issue 23): a summariser that repeats every planted secret, right
+    across the cuts its answer goes through (a field to 2,000 characters, the subject to 150),
+    leaves no piece of any in a summary file or anywhere else under local-recall/."""
+    groups = batches(PLANTED, FIELDS_PER_SUMMARY)
+    folder = offline.projects / encode_project_dir(str(offline.repo))
+    folder.mkdir(parents=True, exist_ok=True)
+    ended: list[Path] = []
+    start = datetime.now(UTC) - timedelta(hours=1)
+    for n in range(len(groups)):
+        session = str(uuid.uuid4())
+        entries = exchange_entries(
+            offline.repo,
+            session,
+            start + timedelta(seconds=n),
+            f"Summary group {n}: tidy up the deploy notes",
+            [{"type": "text", "text": "Done."}],
+        )
+        path = folder / f"{session}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+        ended.append(path)
+    summariser = EchoingSummariser(groups)
+    report = offline.recall().sync_transcripts(extractor=summariser, ended=ended)
+    assert report.errors == () and summariser.calls == len(groups)
+    files = stored_files(offline.repo)
+    summaries = {k: v for k, v in files.items() if k.startswith("session-summaries/")}
+    assert len(summaries) == len(groups)
+    assert all("[REDACTED:" in text for text in summaries.values())
+    assert leaks_by_place(files) == {}
+    figures["summaries"] = (
+        f"{caught(files)}/{len(PLANTED)} ({len(summaries)} summary files, secrets across the "
+        f"subject and field cuts)"
+    )
 
 
 # ------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from local_recall.capture.extraction.prompt import fold
 from local_recall.errors import InvalidInput
+from local_recall.redaction.secrets import redact_for_storage
 
 MAX_FIELD_CHARS = 2_000  # per field, after validation (the prompt asks for far less)
 MAX_ITEMS = 12  # list entries kept per field
@@ -123,9 +124,9 @@ def build_summary_prompt(condensed: str, *, previous: str = "", repo_name: str =
 
 def validate_summary(structured: Mapping[str, Any]) -> SummaryFields:
     """The answer as SummaryFields; InvalidInput when it has no usable request and nothing done.
-    Items are folded to one line, cut at MAX_FIELD_CHARS, empty ones dropped."""
+    Items are redacted, folded to one line, cut at MAX_FIELD_CHARS, empty ones dropped."""
     request = structured.get("request")
-    request_text = fold(request)[:MAX_FIELD_CHARS] if isinstance(request, str) else ""
+    request_text = _clean(request) if isinstance(request, str) else ""
     fields = {key: _items(structured.get(key)) for key in ("done", "learned", "next_steps")}
     if not request_text and not fields["done"]:
         raise InvalidInput("summary has neither a request nor anything done")
@@ -136,10 +137,17 @@ def _items(value: object) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
     kept: list[str] = []
-    for item in value:
-        if isinstance(item, str) and fold(item) and fold(item) not in kept:
-            kept.append(fold(item)[:MAX_FIELD_CHARS])
+    for item in value[: 4 * MAX_ITEMS]:
+        cleaned = _clean(item) if isinstance(item, str) else ""
+        if cleaned and cleaned not in kept:
+            kept.append(cleaned)
     return tuple(kept[:MAX_ITEMS])
+
+
+def _clean(value: str) -> str:
+    """Secrets are redacted before the text is folded and cut: a secret cut in two is no longer
+    recognisable, and its visible half would reach the summary (docs/security.md)."""
+    return fold(redact_for_storage(value).text)[:MAX_FIELD_CHARS]
 
 
 def summary_json(fields: SummaryFields) -> str:
