@@ -77,7 +77,22 @@ def check_memory_files(
         yield Check("memory files", FAIL, str(exc))
         return
     yield Check("memory files", OK, f"{count} memories")
+    duplicates = _duplicated(path for path, _ in problems)
+    for memory_id, paths in duplicates.items():
+        names = ", ".join(repr(str(p)) for p in paths)
+        yield Check(
+            "duplicate id",
+            FAIL,
+            escape_controls(
+                f"{len(paths)} files claim memory id {memory_id}: {names}; only "
+                f"{memory_id}.md is read (`local-recall rm {memory_id}` removes them all, "
+                "or delete the others)"
+            ),
+        )
+    listed = {p for paths in duplicates.values() for p in paths}
     for path, reason in problems:  # a file name may hold a newline or escape sequences
+        if path in listed:
+            continue
         shown = escape_controls(f"{path}: {reason}")
         yield Check("unreadable file", FAIL, f"{shown} (left unchanged)")
     if stale:
@@ -87,6 +102,25 @@ def check_memory_files(
             f"{stale} file(s) edited by hand: their content_hash is recomputed "
             "on read and rewritten on the next `local-recall edit`",
         )
+
+
+def _duplicated(problem_paths: Iterable[Path]) -> dict[str, list[Path]]:
+    """Ids that a reported (misspelled) file claims beside its canonical file or another
+    spelling: {id: [canonical if present, the others]}."""
+    from local_recall.memory.store_files import claimed_id
+
+    claimed: dict[tuple[Path, str], list[Path]] = {}
+    for path in problem_paths:
+        memory_id = claimed_id(path.name)
+        if memory_id is not None and path.name != f"{memory_id}.md":
+            claimed.setdefault((path.parent, memory_id), []).append(path)
+    found: dict[str, list[Path]] = {}
+    for (folder, memory_id), paths in claimed.items():
+        canonical = folder / f"{memory_id}.md"
+        every = ([canonical] if os.path.lexists(canonical) else []) + sorted(paths)
+        if len(every) > 1:
+            found[memory_id] = every
+    return found
 
 
 def check_stale(count_stale: Callable[[], int]) -> Iterable[Check]:

@@ -31,7 +31,14 @@ from local_recall.memory.model import (
     parse_memory_id,
     parse_scope,
 )
-from local_recall.memory.store import Created, MemoryFilters, MemoryStore, Scan, select_memories
+from local_recall.memory.store import (
+    Created,
+    Deleted,
+    MemoryFilters,
+    MemoryStore,
+    Scan,
+    select_memories,
+)
 from local_recall.repo.config import Config, load_config, render_default_config
 from local_recall.repo.files import through_symlink, write_text_atomic
 from local_recall.repo.layout import Layout, ensure_gitignore, recall_dir_problem
@@ -192,24 +199,40 @@ class Recall:
         return self.memories.update(memory_id, apply)
 
     def delete(self, memory_id: str) -> Memory:
-        """Delete one memory and return what it was. An unparsable file can still be deleted
-        by its id: the person asked for it explicitly."""
+        """Delete one memory and return what it was (`forget` also says which files went)."""
+        return self.forget(memory_id).memory
+
+    def forget(self, memory_id: str) -> Deleted:
+        """Delete every file claiming the id — its `<id>.md` and the same id spelled otherwise
+        (upper case, no dashes), which are never read but would stay in the tree. An
+        unparsable file can still be deleted by its id: the person asked for it explicitly."""
         memory_id = parse_memory_id(memory_id)
         try:
             memory: Memory | None = self.memories.get(memory_id)
         except InvalidMemoryFile:
             memory = None
-        path = self.memories.delete(memory_id)
-        return memory or Memory(
-            id=memory_id,
-            subject="(unparsable file)",
-            body="",
-            keywords=(),
-            applies_to="global",
-            occurred_at=self.settings.clock(),
-            content_hash="",
-            path=path,
+        paths = self.memories.delete(memory_id)
+        return Deleted(
+            memory
+            or Memory(
+                id=memory_id,
+                subject="(unparsable file)",
+                body="",
+                keywords=(),
+                applies_to="global",
+                occurred_at=self.settings.clock(),
+                content_hash="",
+                path=paths[0],
+            ),
+            paths,
         )
+
+    def duplicates(self, memory_id: str) -> tuple[Path, ...]:
+        """Files claiming this id besides its canonical `<id>.md` (not read; `forget` removes
+        them with it, `update` refuses while they exist)."""
+        memory_id = parse_memory_id(memory_id)
+        canonical = self.memories.path_of(memory_id)
+        return tuple(p for p in self.memories.claimants(memory_id) if p != canonical)
 
     def scan(self) -> Scan:
         return self.memories.scan()

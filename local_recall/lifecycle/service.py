@@ -193,6 +193,7 @@ class Lifecycle:
                 if memory_id in seen:
                     raise InvalidInput(f"memory {memory_id} is in two proposals")
                 seen.add(memory_id)
+            self.store.refuse_duplicates(proposal.keep)  # before anything is written
         keep_hashes = {found[p.keep].content_hash for p in proposals}
         gone = [found[i].content_hash for p in proposals for i in p.remove]
         try:

@@ -18,7 +18,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypedDict
 
-from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
+from local_recall.errors import (
+    DuplicateMemoryId,
+    InvalidMemoryFile,
+    MemoryNotFound,
+    StorageError,
+)
 from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.model import (
     Draft,
@@ -31,6 +36,7 @@ from local_recall.memory.model import (
 )
 from local_recall.memory.store_files import (
     StatKey,
+    claimants,
     list_memory_files,
     read_memory_file,
 )
@@ -65,6 +71,12 @@ class Created:
     created: bool  # False: the same content already existed and that memory is returned
 
 
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    memory: Memory
+    paths: tuple[Path, ...]  # every file that claimed the id, the canonical one first
+
+
 class MemoryStore:
     def __init__(
         self,
@@ -91,11 +103,21 @@ class MemoryStore:
     def path_of(self, memory_id: str) -> Path:
         return self.directory / f"{parse_memory_id(memory_id)}.md"
 
+    def claimants(self, memory_id: str) -> tuple[Path, ...]:
+        """Every file claiming this id in any spelling (store_files.claimants)."""
+        return claimants(self.directory, parse_memory_id(memory_id))
+
     def get(self, memory_id: str) -> Memory:
         path = self.path_of(memory_id)
         try:
             text = read_memory_file(path)
         except FileNotFoundError:
+            others = self.claimants(memory_id)
+            if others:  # only a misspelled file: it exists, and it is not read
+                raise InvalidMemoryFile(
+                    others[0],
+                    f"not read: its name is not the canonical {path.name} (rename it)",
+                ) from None
             raise MemoryNotFound(parse_memory_id(memory_id)) from None
         return parse_memory_text(text, path, kind=self.kind)
 
@@ -236,6 +258,7 @@ class MemoryStore:
     def update(self, memory_id: str, apply: Callable[[Memory], Memory]) -> Memory:
         """Rewrite one memory with `apply(current)`; unknown frontmatter keys are kept."""
         with self._lock():
+            self.refuse_duplicates(memory_id)
             current = self.get(memory_id)  # raises for an unparsable file: never rewritten
             updated = apply(current)
             updated = replace(updated, content_hash=content_hash(updated.body), stale_hash=None)
@@ -243,16 +266,23 @@ class MemoryStore:
             self.scan()
         return self.get(memory_id)
 
-    def delete(self, memory_id: str) -> Path:
-        path = self.path_of(memory_id)
+    def delete(self, memory_id: str) -> tuple[Path, ...]:
+        """Remove every file claiming the id (its canonical file and any other spelling), so
+        the memory is gone from the tree, not only from listings. Returns their paths."""
         with self._lock():
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                raise MemoryNotFound(parse_memory_id(memory_id)) from None
-            except OSError as exc:
-                raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from None
-        return path
+            paths = self.claimants(memory_id)
+            if not paths:
+                raise MemoryNotFound(parse_memory_id(memory_id))
+            for path in paths:
+                _unlink(path)
+        return paths
+
+    def refuse_duplicates(self, memory_id: str) -> None:
+        """DuplicateMemoryId when more than one file claims the id: a rewrite of one would
+        leave the others."""
+        paths = self.claimants(memory_id)
+        if len(paths) > 1:
+            raise DuplicateMemoryId(parse_memory_id(memory_id), paths)
 
     def remove(self, ids: Sequence[str], before: Callable[[list[Memory]], None]) -> list[Memory]:
         """Delete memories in one step under the store lock, after `before(memories)` (which
@@ -262,10 +292,8 @@ class MemoryStore:
             memories = [self.get(memory_id) for memory_id in dict.fromkeys(ids)]
             before(memories)
             for memory in memories:
-                try:
-                    self.path_of(memory.id).unlink(missing_ok=True)
-                except OSError as exc:
-                    raise StorageError(f"cannot delete {memory.id}: {exc.strerror}") from None
+                for path in self.claimants(memory.id):  # every spelling of its id
+                    _unlink(path)
             self.scan()
         return memories
 
@@ -309,6 +337,13 @@ class MemoryStore:
             log.debug("catalog not saved: %s", exc)
             return
         self._catalog_cache, self._catalog_stamp = entries, (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from None
 
 
 def _entry_from_memory(memory: Memory) -> dict[str, Any]:

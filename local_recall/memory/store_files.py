@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from local_recall.errors import InvalidMemoryFile
+from local_recall.errors import InvalidMemoryFile, InvalidMemoryId
+from local_recall.memory.model import parse_memory_id
 from local_recall.repo.files import read_bytes_nofollow, through_symlink
 
 MAX_FILE_BYTES = 2_000_000  # a memory body is capped at 1 MB; anything far larger is not ours
@@ -51,6 +52,33 @@ def _unusable(entry: os.DirEntry[str]) -> str | None:
     if not entry.is_file(follow_symlinks=False):
         return "not a regular file"
     return None
+
+
+def claimed_id(name: str) -> str | None:
+    """The memory id a file name claims, in any spelling the id parser accepts (upper case, no
+    dashes, surrounding spaces), or None. `<id>.md` is the one spelling that is read; the
+    others are reported, and commands that act on an id act on them too."""
+    if not name.endswith(".md") or name.startswith("."):
+        return None
+    try:
+        return parse_memory_id(name[:-3])
+    except InvalidMemoryId:
+        return None
+
+
+def claimants(directory: Path, memory_id: str) -> tuple[Path, ...]:
+    """Every entry of `directory` claiming `memory_id` (a symlink too: it is the entry that is
+    removed, never its target), the canonical `<id>.md` first."""
+    if through_symlink(directory):
+        return ()
+    try:
+        names = [entry.name for entry in os.scandir(directory)]
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    canonical = f"{memory_id}.md"
+    found = sorted(name for name in names if claimed_id(name) == memory_id)
+    found.sort(key=lambda name: name != canonical)
+    return tuple(directory / name for name in found)
 
 
 _CANONICAL_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.md")

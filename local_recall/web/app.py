@@ -18,7 +18,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
+from local_recall.errors import DuplicateMemoryId, InvalidInput, MemoryNotFound, RecallError
 from local_recall.web.events import ChangeFeed
 from local_recall.web.guard import SECURITY_HEADERS, refuse
 from local_recall.web.viewer import EditConflict, Viewer
@@ -75,7 +75,7 @@ class Guard:
 
 
 def _error(exc: Exception) -> JSONResponse:
-    if isinstance(exc, EditConflict):
+    if isinstance(exc, EditConflict | DuplicateMemoryId):
         return JSONResponse({"error": str(exc)}, 409)
     if isinstance(exc, MemoryNotFound):
         return JSONResponse({"error": str(exc)}, 404)

@@ -164,8 +164,15 @@ class Viewer:
             path=_relative(memory.path, self.recall.root),
             fingerprint=fingerprint(memory),
             editable=memory.kind == "episodic",
+            duplicates=[_relative(p, self.recall.root) for p in self._duplicates(memory)],
         )
         return data
+
+    def _duplicates(self, memory: Memory) -> tuple[Path, ...]:
+        """Other files claiming this memory's id (shown on its page; an edit is refused)."""
+        if memory.kind != "episodic":
+            return ()
+        return self.recall.duplicates(memory.id)
 
     def transcript(self, memory_id: str) -> dict[str, Any]:
         """The source session's turns nearest the memory, while the transcript exists."""
@@ -198,8 +205,11 @@ class Viewer:
         return self._detail(updated, stale)
 
     def delete(self, memory_id: str) -> dict[str, Any]:
+        """Delete the memory: every file claiming its id (any spelling), all named back."""
         with self._writing():
-            return memory_row(self.recall.delete(memory_id))
+            deleted = self.recall.forget(memory_id)
+            paths = [_relative(p, self.recall.root) for p in deleted.paths]
+            return {**memory_row(deleted.memory), "paths": paths}
 
     def accept(self, ids: object) -> list[dict[str, Any]]:
         with self._writing():

@@ -151,7 +151,10 @@ function provenanceBlock(m) {
     row("Source", m.source),
     row("Anchors", files),
     scopeFile ? row("Scope file", h("a", { href: `#/file?path=${encodeURIComponent(scopeFile)}` }, scopeFile)) : null,
-    row("Superseded by", p.superseded_by ? h("a", { href: `#/m/${p.superseded_by}` }, p.superseded_by) : null));
+    row("Superseded by", p.superseded_by ? h("a", { href: `#/m/${p.superseded_by}` }, p.superseded_by) : null),
+    row("Also claimed by", m.duplicates && m.duplicates.length
+      ? h("span", { class: "error" }, `${m.duplicates.join(", ")} (not read; editing is refused, Delete removes them all)`)
+      : null));
 }
 
 function transcriptBlock(id) {
