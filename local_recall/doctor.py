@@ -63,8 +63,24 @@ def check_config(loaded: Config | RecallError) -> Iterable[Check]:
         return
     where = str(loaded.source) if loaded.source else "defaults (no config.toml)"
     yield Check("config", OK, where)
-    for problem in loaded.ignored:  # a committed remote host or program: never applied
+    for problem in loaded.ignored:  # a committed remote host, program, capture or cost
         yield Check("config", WARN, problem)
+    yield from check_config_values(loaded)
+
+
+def check_config_values(config: Config) -> Iterable[Check]:
+    """Where each value came from (default, user, committed, env): every personal key
+    (capture and cost, repo/config_trust.py), and every other key not at its default."""
+    from local_recall.repo.config import SCHEMA, toml_literal
+    from local_recall.repo.config_trust import PERSONAL_KEYS
+
+    for section, keys in SCHEMA.items():
+        for key in keys:
+            origin = config.origin(section, key)
+            if origin == "default" and (section, key) not in PERSONAL_KEYS:
+                continue
+            value = toml_literal(getattr(getattr(config, section), key))
+            yield Check("config value", OK, f"{section}.{key} = {value} ({origin})")
 
 
 def check_memory_files(
