@@ -40,7 +40,7 @@ from local_recall.memory.store import (
     select_memories,
 )
 from local_recall.repo.config import Config, load_config, render_default_config
-from local_recall.repo.files import through_symlink, write_text_atomic
+from local_recall.repo.files import check_writable_place, through_symlink, write_text_atomic
 from local_recall.repo.layout import Layout, ensure_gitignore, recall_dir_problem
 from local_recall.search.index_sync import IndexReport, ProgressCallback
 from local_recall.search.query import HitLife, SearchHit, SearchQuery, SearchResult
@@ -117,11 +117,20 @@ class Recall:
 
     def init(self) -> InitReport:
         """Create local-recall/ with its config, .gitignore and .gitattributes (the union merge
-        of rejected-hashes.txt). Idempotent; never overwrites."""
+        of rejected-hashes.txt). Idempotent; never overwrites. Everything it may write is
+        checked first: a refusal (a symlink planted in the checkout) writes nothing."""
         created = []
-        for folder in (self.layout.recall_dir, self.layout.episodic_dir):
+        folders = (self.layout.recall_dir, self.layout.episodic_dir)
+        for folder in folders:
             if through_symlink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
                 raise StorageError(f"{folder} is a symbolic link or not a folder (not followed)")
+        for path in (
+            self.layout.config_path,
+            self.layout.gitignore_path,
+            self.layout.recall_dir / review.GITATTRIBUTES_NAME,
+        ):
+            check_writable_place(path)  # a symlink: StorageError before any write
+        for folder in folders:
             if not folder.is_dir():
                 try:
                     folder.mkdir(parents=True, exist_ok=True)

@@ -52,20 +52,22 @@ _CLAUDE_SCOPE_HELP = (
 def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
     """Create local-recall/ and install the hooks and MCP server into Claude Code. Safe to run
     again: nothing that is already right is rewritten."""
-    from local_recall.claude_code.install import InstallReport, find_launcher, install
+    from local_recall.claude_code.install import InstallReport, find_launcher, plan_install
 
-    report = app.recall.init()
-    log_to_repo(app.recall)  # recall.log can exist only now
-    claude = InstallReport(())
+    # Plan and check everything first: a refusal (a symlinked .mcp.json, a settings file that
+    # is not JSON) must leave the repository as it was, local-recall/ included.
+    plan = None
     if not no_claude:
         settings = app.settings
-        launcher = find_launcher(search_path=settings.environ.get("PATH", os.defpath))
-        claude = install(
-            report.root,
+        plan = plan_install(
+            settings.root,
             claude_config_dir=settings.claude_config_dir,
             scope=scope,
-            launcher=launcher,
+            launcher=find_launcher(search_path=settings.environ.get("PATH", os.defpath)),
         )
+    report = app.recall.init()
+    log_to_repo(app.recall)  # recall.log can exist only now
+    claude = plan.carry_out() if plan is not None else InstallReport(())
     if as_json:
         emit_json(
             {
