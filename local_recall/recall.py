@@ -26,11 +26,7 @@ from local_recall.lifecycle.service import Applied, Lifecycle
 from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.drafts import make_draft, redacted_edits, stored_scope
-from local_recall.memory.model import (
-    Memory,
-    parse_memory_id,
-    parse_scope,
-)
+from local_recall.memory.model import Memory, parse_memory_id, parse_scope
 from local_recall.memory.store import (
     Created,
     Deleted,
@@ -212,9 +208,8 @@ class Recall:
         return self.forget(memory_id).memory
 
     def forget(self, memory_id: str) -> Deleted:
-        """Delete every file claiming the id — its `<id>.md` and the same id spelled otherwise
-        (upper case, no dashes), which are never read but would stay in the tree. An
-        unparsable file can still be deleted by its id: the person asked for it explicitly."""
+        """Delete every file claiming the id: `<id>.md` and the id spelled otherwise (never read,
+        but left behind they stay in the tree). An unparsable file too: the person asked."""
         memory_id = parse_memory_id(memory_id)
         try:
             memory: Memory | None = self.memories.get(memory_id)
@@ -237,9 +232,7 @@ class Recall:
         )
 
     def duplicates(self, memory_id: str) -> tuple[Path, ...]:
-        """Files claiming this id besides its canonical `<id>.md` (not read; `forget` removes
-        them with it, `update` refuses while they exist)."""
-        memory_id = parse_memory_id(memory_id)
+        """Files claiming this id besides `<id>.md` (not read; `update` refuses while any do)."""
         canonical = self.memories.path_of(memory_id)
         return tuple(p for p in self.memories.claimants(memory_id) if p != canonical)
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from local_recall.claude_code.hook_context import SESSION_CANDIDATES, Note, rank_for_session
 from local_recall.claude_code.summary_context import SummaryNote, pick_summaries
+from local_recall.daemon.backoff import AcceptBackoff
 from local_recall.daemon.query_client import Reply, is_private_dir, socket_paths
 from local_recall.errors import InvalidInput, RecallError, StorageError
 from local_recall.lifecycle.service import Life
@@ -170,6 +171,7 @@ class QueryServer:
 
     def _accept_loop(self) -> None:
         assert self._sock is not None
+        backoff = AcceptBackoff()
         while not self._closing.is_set():
             try:
                 conn, _ = self._sock.accept()
@@ -178,8 +180,17 @@ class QueryServer:
             except OSError as exc:
                 if self._closing.is_set():
                     return
-                log.warning("query socket accept failed: %s", exc)
+                # Out of descriptors (EMFILE) or memory: the connection stays queued, and
+                # accept() would fail again at once — ~7,700 warnings a second (issue 23.4).
+                # Wait, longer each time, and say so once per streak.
+                delay, report = backoff.failed()
+                if report:
+                    log.warning("query socket accept failed: %s; backing off", exc)
+                self._closing.wait(delay)
                 continue
+            if backoff.streak:
+                log.warning("query socket accepts again after %d failed attempts", backoff.streak)
+            backoff.succeeded()
             if self._closing.is_set():
                 conn.close()
                 return

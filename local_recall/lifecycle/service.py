@@ -26,6 +26,7 @@ from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import CHANGED, Stale
 from local_recall.memory.model import Memory
 from local_recall.memory.store import MemoryStore
+from local_recall.memory.store_files import only_claimant
 from local_recall.repo.config import LifecycleConfig
 from local_recall.repo.layout import Layout
 
@@ -193,7 +194,7 @@ class Lifecycle:
                 if memory_id in seen:
                     raise InvalidInput(f"memory {memory_id} is in two proposals")
                 seen.add(memory_id)
-            self.store.refuse_duplicates(proposal.keep)  # before anything is written
+            only_claimant(self.store.directory, proposal.keep)  # before anything is written
         keep_hashes = {found[p.keep].content_hash for p in proposals}
         gone = [found[i].content_hash for p in proposals for i in p.remove]
         try:

@@ -18,12 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypedDict
 
-from local_recall.errors import (
-    DuplicateMemoryId,
-    InvalidMemoryFile,
-    MemoryNotFound,
-    StorageError,
-)
+from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
 from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.model import (
     Draft,
@@ -38,7 +33,9 @@ from local_recall.memory.store_files import (
     StatKey,
     claimants,
     list_memory_files,
+    only_claimant,
     read_memory_file,
+    remove_files,
 )
 from local_recall.repo.files import (
     read_bytes_nofollow,
@@ -104,20 +101,15 @@ class MemoryStore:
         return self.directory / f"{parse_memory_id(memory_id)}.md"
 
     def claimants(self, memory_id: str) -> tuple[Path, ...]:
-        """Every file claiming this id in any spelling (store_files.claimants)."""
-        return claimants(self.directory, parse_memory_id(memory_id))
+        return claimants(self.directory, parse_memory_id(memory_id))  # any spelling of the id
 
     def get(self, memory_id: str) -> Memory:
         path = self.path_of(memory_id)
         try:
             text = read_memory_file(path)
         except FileNotFoundError:
-            others = self.claimants(memory_id)
-            if others:  # only a misspelled file: it exists, and it is not read
-                raise InvalidMemoryFile(
-                    others[0],
-                    f"not read: its name is not the canonical {path.name} (rename it)",
-                ) from None
+            for other in self.claimants(memory_id):  # only a misspelled file: it is not read
+                raise InvalidMemoryFile(other, f"not read: not named {path.name}") from None
             raise MemoryNotFound(parse_memory_id(memory_id)) from None
         return parse_memory_text(text, path, kind=self.kind)
 
@@ -258,7 +250,7 @@ class MemoryStore:
     def update(self, memory_id: str, apply: Callable[[Memory], Memory]) -> Memory:
         """Rewrite one memory with `apply(current)`; unknown frontmatter keys are kept."""
         with self._lock():
-            self.refuse_duplicates(memory_id)
+            only_claimant(self.directory, parse_memory_id(memory_id))
             current = self.get(memory_id)  # raises for an unparsable file: never rewritten
             updated = apply(current)
             updated = replace(updated, content_hash=content_hash(updated.body), stale_hash=None)
@@ -273,16 +265,8 @@ class MemoryStore:
             paths = self.claimants(memory_id)
             if not paths:
                 raise MemoryNotFound(parse_memory_id(memory_id))
-            for path in paths:
-                _unlink(path)
+            remove_files(paths)
         return paths
-
-    def refuse_duplicates(self, memory_id: str) -> None:
-        """DuplicateMemoryId when more than one file claims the id: a rewrite of one would
-        leave the others."""
-        paths = self.claimants(memory_id)
-        if len(paths) > 1:
-            raise DuplicateMemoryId(parse_memory_id(memory_id), paths)
 
     def remove(self, ids: Sequence[str], before: Callable[[list[Memory]], None]) -> list[Memory]:
         """Delete memories in one step under the store lock, after `before(memories)` (which
@@ -292,8 +276,7 @@ class MemoryStore:
             memories = [self.get(memory_id) for memory_id in dict.fromkeys(ids)]
             before(memories)
             for memory in memories:
-                for path in self.claimants(memory.id):  # every spelling of its id
-                    _unlink(path)
+                remove_files(self.claimants(memory.id))  # every spelling of its id
             self.scan()
         return memories
 
@@ -337,13 +320,6 @@ class MemoryStore:
             log.debug("catalog not saved: %s", exc)
             return
         self._catalog_cache, self._catalog_stamp = entries, (st.st_ino, st.st_mtime_ns, st.st_size)
-
-
-def _unlink(path: Path) -> None:
-    try:
-        path.unlink(missing_ok=True)
-    except OSError as exc:
-        raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from None
 
 
 def _entry_from_memory(memory: Memory) -> dict[str, Any]:

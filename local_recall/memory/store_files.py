@@ -13,7 +13,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from local_recall.errors import InvalidMemoryFile, InvalidMemoryId
+from local_recall.errors import (
+    DuplicateMemoryId,
+    InvalidMemoryFile,
+    InvalidMemoryId,
+    StorageError,
+)
 from local_recall.memory.model import parse_memory_id
 from local_recall.repo.files import read_bytes_nofollow, through_symlink
 
@@ -79,6 +84,22 @@ def claimants(directory: Path, memory_id: str) -> tuple[Path, ...]:
     found = sorted(name for name in names if claimed_id(name) == memory_id)
     found.sort(key=lambda name: name != canonical)
     return tuple(directory / name for name in found)
+
+
+def only_claimant(directory: Path, memory_id: str) -> None:
+    """DuplicateMemoryId when more than one file claims the id: a rewrite of one would leave
+    the others."""
+    paths = claimants(directory, memory_id)
+    if len(paths) > 1:
+        raise DuplicateMemoryId(memory_id, paths)
+
+
+def remove_files(paths: tuple[Path, ...]) -> None:
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from None
 
 
 _CANONICAL_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.md")

@@ -59,7 +59,7 @@ async function render({ live = false, force = false } = {}) {
   } catch (err) {
     if (seq !== state.seq) return;
     main.replaceChildren(h("p", { class: "error", role: "alert" }, err.message));
-    if (err.status === 401 || err.status === 403) notice("Open the URL `local-recall ui` printed (it holds the token).", "error");
+    if (err.status === 401 || err.status === 403) notice("Run `local-recall ui` again: it opens the viewer with a fresh token.", "error");
   }
   await refreshCounts();
   if (seq === state.seq) document.body.dataset.ready = String(Date.now());
