@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from local_recall.errors import RecallError
 from local_recall.logs import escape_controls
+from local_recall.memory.store_files import duplicated_claims
 from local_recall.repo.config import Config
 from local_recall.repo.layout import GITIGNORE_LINES, Layout
 
@@ -43,6 +44,7 @@ def check_layout(layout: Layout) -> Iterable[Check]:
         )
         return
     yield Check("repository", OK, str(layout.root))
+    yield from check_derived(layout)
     if layout.gitignore_path.exists():
         present = {line.strip() for line in layout.gitignore_path.read_text("utf-8").splitlines()}
         missing = [line for line in GITIGNORE_LINES if line not in present]
@@ -54,6 +56,24 @@ def check_layout(layout: Layout) -> Iterable[Check]:
             yield Check(".gitignore", OK, "derived files are ignored")
     else:
         yield Check(".gitignore", WARN, "local-recall/.gitignore missing: run `local-recall init`")
+
+
+def check_derived(layout: Layout) -> Iterable[Check]:
+    """Where index, state and log go: a read-only checkout uses the user's cache (layout.py)."""
+    if layout.derived is not None:
+        yield Check(
+            "derived files",
+            OK,
+            f"the checkout is read-only here: index, state and log in {layout.derived}; "
+            "search, hooks and the daemon work; memories cannot be added or extracted",
+        )
+    elif not os.access(layout.recall_dir, os.W_OK | os.X_OK):
+        yield Check(
+            "derived files",
+            WARN,
+            f"{layout.recall_dir} is read-only and no cache folder can be used (set "
+            "XDG_CACHE_HOME or HOME): hooks search the files only; no index, no daemon",
+        )
 
 
 def check_config(loaded: Config | RecallError) -> Iterable[Check]:
@@ -93,7 +113,7 @@ def check_memory_files(
         yield Check("memory files", FAIL, str(exc))
         return
     yield Check("memory files", OK, f"{count} memories")
-    duplicates = _duplicated(path for path, _ in problems)
+    duplicates = duplicated_claims(path for path, _ in problems)
     for memory_id, paths in duplicates.items():
         names = ", ".join(repr(str(p)) for p in paths)
         yield Check(
@@ -118,25 +138,6 @@ def check_memory_files(
             f"{stale} file(s) edited by hand: their content_hash is recomputed "
             "on read and rewritten on the next `local-recall edit`",
         )
-
-
-def _duplicated(problem_paths: Iterable[Path]) -> dict[str, list[Path]]:
-    """Ids that a reported (misspelled) file claims beside its canonical file or another
-    spelling: {id: [canonical if present, the others]}."""
-    from local_recall.memory.store_files import claimed_id
-
-    claimed: dict[tuple[Path, str], list[Path]] = {}
-    for path in problem_paths:
-        memory_id = claimed_id(path.name)
-        if memory_id is not None and path.name != f"{memory_id}.md":
-            claimed.setdefault((path.parent, memory_id), []).append(path)
-    found: dict[str, list[Path]] = {}
-    for (folder, memory_id), paths in claimed.items():
-        canonical = folder / f"{memory_id}.md"
-        every = ([canonical] if os.path.lexists(canonical) else []) + sorted(paths)
-        if len(every) > 1:
-            found[memory_id] = every
-    return found
 
 
 def check_stale(count_stale: Callable[[], int]) -> Iterable[Check]:

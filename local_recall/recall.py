@@ -37,7 +37,7 @@ from local_recall.memory.store import (
 )
 from local_recall.repo.config import Config, load_config, render_default_config
 from local_recall.repo.files import check_writable_place, through_symlink, write_text_atomic
-from local_recall.repo.layout import Layout, ensure_gitignore, recall_dir_problem
+from local_recall.repo.layout import ensure_gitignore, recall_dir_problem
 from local_recall.search.index_sync import IndexReport, ProgressCallback
 from local_recall.search.query import HitLife, SearchHit, SearchQuery, SearchResult
 from local_recall.search.searcher import Searcher
@@ -76,7 +76,7 @@ class Recall:
     def __init__(self, settings: Settings, config: Config) -> None:
         self.settings = settings
         self.config = config
-        self.layout = Layout(settings.root)
+        self.layout = settings.layout  # derived files in a user cache if read-only here
         self.memories = MemoryStore(
             self.layout.episodic_dir, self.layout.state_dir, kind="episodic", new_id=settings.new_id
         )
@@ -96,7 +96,7 @@ class Recall:
     def open(cls, root: str | Path | None = None, *, settings: Settings | None = None) -> Recall:
         """Open the repo at `root` (default: discovered from the cwd). Raises ConfigError."""
         settings = settings or Settings.discover(root)
-        layout = Layout(settings.root)
+        layout = settings.layout
         problem = recall_dir_problem(layout)
         if problem is not None:
             raise StorageError(problem)

@@ -52,7 +52,7 @@ from local_recall.claude_code.summary_context import (
 )
 from local_recall.daemon.query_client import ask, daemon_sockets
 from local_recall.repo.git_head import read_git_head
-from local_recall.repo.layout import RECALL_DIRNAME, Layout, discover_root
+from local_recall.repo.layout import RECALL_DIRNAME, Layout, discover_root, resolve_layout
 from local_recall.search.limits import MAX_LIMIT
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class HookRun(NamedTuple):
 
     @property
     def layout(self) -> Layout:
-        return Layout(self.root)
+        return resolve_layout(self.root, self.environ)  # a user cache if read-only here
 
     @property
     def sockets(self) -> list[Path]:
@@ -247,7 +247,7 @@ def _open_recall(run: HookRun) -> "Recall":
     # A broken config.toml must not switch memory off: defaults, with LOCAL_RECALL_* applied.
     settings = Settings(root=run.root, environ=dict(run.environ))
     config, _ = load_config_or_defaults(
-        Layout(run.root).config_path, settings.environ, user_path=settings.user_config_path
+        settings.layout.config_path, settings.environ, user_path=settings.user_config_path
     )
     recall = Recall(settings, config)
     log_to_repo(recall)
@@ -318,9 +318,9 @@ def _handle(event: str, stdin: Any, environ: Mapping[str, str], result: list[str
     raw, truncated = read_stdin(stdin)
     payload = parse_hook_input(raw, truncated=truncated)
     root = hook_root(payload.cwd, environ, Path.cwd())
-    layout = Layout(root)
     if not (root / RECALL_DIRNAME).is_dir():
         return  # local-recall is not set up in this repo: stay silent
+    layout = resolve_layout(root, environ)
     settings = read_hook_settings(layout, environ)
     if settings.config_error:
         _log(layout, "WARNING", f"hook {event}: using defaults: {settings.config_error}")
@@ -369,7 +369,9 @@ def _deadline_exit(environ: Mapping[str, str], event: str, elapsed: float) -> No
     """Give up: the worker may be stuck in native code, so leave without waiting for it."""
     try:
         root = discover_root(None, environ, Path(environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
-        _log(Layout(root), "WARNING", f"hook {event}: gave up after {elapsed:.1f} s")
+        _log(
+            resolve_layout(root, environ), "WARNING", f"hook {event}: gave up after {elapsed:.1f} s"
+        )
     finally:
         os._exit(0)
 

@@ -28,7 +28,6 @@ from local_recall.doctor import (
 from local_recall.errors import RecallError
 from local_recall.logs import log_to_repo
 from local_recall.recall import Recall
-from local_recall.repo.layout import Layout
 
 if TYPE_CHECKING:
     from local_recall.search.status import IndexHealth
@@ -139,7 +138,7 @@ def uninstall(app: AppContext, scope: str, as_json: bool) -> None:
 def doctor(app: AppContext, as_json: bool) -> None:
     """Check configuration, memory files and environment. Exit 1 if anything failed."""
     settings = app.settings
-    layout = Layout(settings.root)
+    layout = settings.layout
     try:  # opened once; a config error is reported by the checks that need the repository
         opened: Recall | RecallError = app.recall
     except RecallError as exc:

@@ -11,7 +11,6 @@ import click
 
 from local_recall.cli.app import AppContext, cli, pass_app
 from local_recall.errors import RecallError
-from local_recall.repo.layout import Layout
 
 ASK_SECONDS = 30.0  # the first request starts the web server (and may wait for an index build)
 
@@ -37,7 +36,7 @@ def ui(app: AppContext, no_browser: bool, wait_seconds: float) -> None:
     started = start_daemon(settings, wait_seconds=wait_seconds)
     if not started.ready:
         raise RecallError(f"daemon did not start (pid {started.pid}): {started.detail}")
-    sockets = daemon_sockets(settings.root, Layout(settings.root).state_dir, settings.environ)
+    sockets = daemon_sockets(settings.root, settings.layout.state_dir, settings.environ)
     reply = ask(sockets, {"op": "ui"}, ASK_SECONDS)
     if reply is None:
         raise RecallError("the daemon did not answer; see local-recall/recall.log")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from local_recall.errors import (
@@ -84,6 +84,23 @@ def claimants(directory: Path, memory_id: str) -> tuple[Path, ...]:
     found = sorted(name for name in names if claimed_id(name) == memory_id)
     found.sort(key=lambda name: name != canonical)
     return tuple(directory / name for name in found)
+
+
+def duplicated_claims(problem_paths: Iterable[Path]) -> dict[str, list[Path]]:
+    """Ids that a reported (misspelled) file claims beside its canonical file or another
+    spelling: {id: [canonical if present, the others]}."""
+    claimed: dict[tuple[Path, str], list[Path]] = {}
+    for path in problem_paths:
+        memory_id = claimed_id(path.name)
+        if memory_id is not None and path.name != f"{memory_id}.md":
+            claimed.setdefault((path.parent, memory_id), []).append(path)
+    found: dict[str, list[Path]] = {}
+    for (folder, memory_id), paths in claimed.items():
+        canonical = folder / f"{memory_id}.md"
+        every = ([canonical] if os.path.lexists(canonical) else []) + sorted(paths)
+        if len(every) > 1:
+            found[memory_id] = every
+    return found
 
 
 def only_claimant(directory: Path, memory_id: str) -> None:
