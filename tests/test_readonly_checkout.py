@@ -277,3 +277,30 @@ def test_without_a_usable_cache_the_daemon_refuses_in_one_line(checkout: ReadOnl
     assert "Traceback" not in started.stderr
     prompt = ro.hook("user-prompt-submit", {"prompt": "how do we deploy a release?"})
     assert "Deploy with make ship" in prompt  # the hooks still answer from the files
+
+
+def test_files_written_for_a_shared_checkout_follow_the_umask(tmp_path: Path) -> None:
+    """A memory one user adds must be readable by the others who share the checkout (it was
+    written 0600, so their hooks skipped it); an existing file keeps its mode."""
+    root = git_init(tmp_path / "repo")
+    env = clean_env()
+    script = (
+        "import os, sys; os.umask(0o022); from local_recall.__main__ import main; "
+        "sys.exit(main(sys.argv[1:]))"
+    )
+
+    def cli(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", script, *args], cwd=root, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    cli("init", "--no-claude")
+    memory_id = cli("add", "--subject", "Shared", "--body", "Everyone reads this.")
+    path = root / "local-recall" / "episodic-memory" / f"{memory_id}.md"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert stat.S_IMODE((root / "local-recall" / "config.toml").stat().st_mode) == 0o644
+    path.chmod(0o640)
+    cli("edit", memory_id, "--subject", "Shared with the group")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
