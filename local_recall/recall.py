@@ -259,7 +259,8 @@ class Recall:
         return review.reject(self.memories, ids, self.rejected_path, self.settings.clock().date())
 
     def problems(self) -> tuple[InvalidMemoryFile, ...]:
-        return self.memories.scan().problems + self.thinking.scan().problems
+        stores = (self.memories, self.thinking, self.summaries)  # every file hooks may read
+        return tuple(problem for store in stores for problem in store.scan().problems)
 
     # --- search (local_recall/search/, docs/search.md) ------------------------------------------
 

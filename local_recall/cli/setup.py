@@ -152,7 +152,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
     def scan() -> tuple[int, list[tuple[Path, str]], int]:
         result = recall().scan()
         stale = sum(1 for m in result.memories if m.stale_hash)
-        problems = recall().problems()  # episodic and thinking (a symlinked folder, too)
+        problems = recall().problems()  # memories, thinking, summaries (a symlinked folder too)
         return len(result.memories), [(p.path, p.reason) for p in problems], stale
 
     def search_health() -> IndexHealth:

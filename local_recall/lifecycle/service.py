@@ -24,6 +24,7 @@ from local_recall.lifecycle.ranking import LifeFacts, rank_factor
 from local_recall.lifecycle.rejections import FILENAME, remember_rejections
 from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import CHANGED, Stale
+from local_recall.memory.drafts import redacted_edits
 from local_recall.memory.model import Memory
 from local_recall.memory.store import MemoryStore
 from local_recall.memory.store_files import only_claimant
@@ -249,9 +250,11 @@ def merged(memory: Memory, proposal: Proposal, removed: Sequence[Memory]) -> Mem
     values["merged_from"] = earlier + [
         m.id + (f" ({line})" if (line := memories.provenance_line(m)) else "") for m in removed
     ]
-    return with_fields(
-        replace(memory, keywords=proposal.keywords, occurred_at=proposal.occurred_at), **values
-    )
+    # Redacted together like any write: a secret among another memory's keywords (committed by
+    # a careless or hostile hand) must not be copied into the memory we keep (issue 23.9).
+    fields = redacted_edits(memory.subject, memory.body, list(proposal.keywords))
+    kept = replace(memory, occurred_at=proposal.occurred_at, **fields)  # type: ignore[arg-type]
+    return with_fields(kept, **values)
 
 
 def _merger(proposal: Proposal, removed: Sequence[Memory]) -> Callable[[Memory], Memory]:
