@@ -40,9 +40,8 @@ Present = str | Blocked | None  # the text on disk, why it cannot be touched, or
 @dataclass(frozen=True, slots=True)
 class GuidanceChange:
     path: Path
-    action: (
-        str  # created | unchanged | KEPT | removed | absent | "not written (why)" | "kept (why)"
-    )
+    # created | unchanged | KEPT | removed | absent | "not written (why)" | "kept (why)"
+    action: str
 
     def to_json(self) -> dict[str, str]:
         return {"path": str(self.path), "what": "agent guidance", "action": self.action}

@@ -108,8 +108,9 @@ class MemoryStore:
         try:
             text = read_memory_file(path)
         except FileNotFoundError:
-            for other in self.claimants(memory_id):  # only a misspelled file: it is not read
-                raise InvalidMemoryFile(other, f"not read: not named {path.name}") from None
+            others = self.claimants(memory_id)  # only a misspelled file: it is not read
+            if others:
+                raise InvalidMemoryFile(others[0], f"not read: not named {path.name}") from None
             raise MemoryNotFound(parse_memory_id(memory_id)) from None
         return parse_memory_text(text, path, kind=self.kind)
 
