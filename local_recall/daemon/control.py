@@ -27,7 +27,12 @@ from local_recall.repo.files import (
     open_append_nofollow,
     read_bytes_nofollow,
 )
-from local_recall.repo.layout import Layout, derived_writable, resolve_layout
+from local_recall.repo.layout import (
+    Layout,
+    derived_writable,
+    recall_dir_problem,
+    resolve_layout,
+)
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 LOCK_NAME = "daemon.lock"
@@ -134,6 +139,9 @@ def spawn_detached(host: Host, args: Sequence[str]) -> int:
     layout = host_layout(host)
     output = layout.state_dir / OUTPUT_NAME
     check_writable_place(layout.state_dir / LOCK_NAME)  # the daemon could not take its lock
+    problem = recall_dir_problem(layout)  # a symlink or a file where local-recall/ should be
+    if problem is not None:
+        raise StorageError(problem)
     if not derived_writable(layout):
         raise StorageError(
             f"cannot start a daemon: the checkout is read-only here ({layout.state_dir} is "

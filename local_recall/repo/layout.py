@@ -129,7 +129,9 @@ def derived_writable(layout: Layout) -> bool:
     for folder in (layout.index_dir, layout.state_dir):
         if os.path.islink(folder):
             continue
-        target = folder if os.path.lexists(folder) else folder.parent
+        target = folder  # it, or the nearest folder above it that exists (it would be made)
+        while not os.path.lexists(target) and target != target.parent:
+            target = target.parent
         if not os.access(target, os.W_OK | os.X_OK, effective_ids=effective):
             return False
     return True
