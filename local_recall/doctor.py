@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from local_recall.errors import RecallError
 from local_recall.logs import escape_controls
+from local_recall.memory.store_files import duplicated_claims
 from local_recall.repo.config import Config
 from local_recall.repo.layout import GITIGNORE_LINES, Layout
 
@@ -42,6 +43,7 @@ def check_layout(layout: Layout) -> Iterable[Check]:
         )
         return
     yield Check("repository", OK, str(layout.root))
+    yield from check_derived(layout)
     if layout.gitignore_path.exists():
         present = {line.strip() for line in layout.gitignore_path.read_text("utf-8").splitlines()}
         missing = [line for line in GITIGNORE_LINES if line not in present]
@@ -55,6 +57,24 @@ def check_layout(layout: Layout) -> Iterable[Check]:
         yield Check(".gitignore", WARN, "local-recall/.gitignore missing: run `local-recall init`")
 
 
+def check_derived(layout: Layout) -> Iterable[Check]:
+    """Where index, state and log go: a read-only checkout uses the user's cache (layout.py)."""
+    if layout.derived is not None:
+        yield Check(
+            "derived files",
+            OK,
+            f"the checkout is read-only here: index, state and log in {layout.derived}; "
+            "search, hooks and the daemon work; memories cannot be added or extracted",
+        )
+    elif not os.access(layout.recall_dir, os.W_OK | os.X_OK):
+        yield Check(
+            "derived files",
+            WARN,
+            f"{layout.recall_dir} is read-only and no cache folder can be used (set "
+            "XDG_CACHE_HOME or HOME): hooks search the files only; no index, no daemon",
+        )
+
+
 def check_config(loaded: Config | RecallError) -> Iterable[Check]:
     """`loaded`: the config the repository was opened with, or why opening it failed."""
     if isinstance(loaded, RecallError):
@@ -62,8 +82,24 @@ def check_config(loaded: Config | RecallError) -> Iterable[Check]:
         return
     where = str(loaded.source) if loaded.source else "defaults (no config.toml)"
     yield Check("config", OK, where)
-    for problem in loaded.ignored:  # a committed remote host or program: never applied
+    for problem in loaded.ignored:  # a committed remote host, program, capture or cost
         yield Check("config", WARN, problem)
+    yield from check_config_values(loaded)
+
+
+def check_config_values(config: Config) -> Iterable[Check]:
+    """Where each value came from (default, user, committed, env): every personal key
+    (capture and cost, repo/config_trust.py), and every other key not at its default."""
+    from local_recall.repo.config import SCHEMA, toml_literal
+    from local_recall.repo.config_trust import PERSONAL_KEYS
+
+    for section, keys in SCHEMA.items():
+        for key in keys:
+            origin = config.origin(section, key)
+            if origin == "default" and (section, key) not in PERSONAL_KEYS:
+                continue
+            value = toml_literal(getattr(getattr(config, section), key))
+            yield Check("config value", OK, f"{section}.{key} = {value} ({origin})")
 
 
 def check_memory_files(
@@ -76,7 +112,22 @@ def check_memory_files(
         yield Check("memory files", FAIL, str(exc))
         return
     yield Check("memory files", OK, f"{count} memories")
+    duplicates = duplicated_claims(path for path, _ in problems)
+    for memory_id, paths in duplicates.items():
+        names = ", ".join(repr(str(p)) for p in paths)
+        yield Check(
+            "duplicate id",
+            FAIL,
+            escape_controls(
+                f"{len(paths)} files claim memory id {memory_id}: {names}; only "
+                f"{memory_id}.md is read (`local-recall rm {memory_id}` removes them all, "
+                "or delete the others)"
+            ),
+        )
+    listed = {p for paths in duplicates.values() for p in paths}
     for path, reason in problems:  # a file name may hold a newline or escape sequences
+        if path in listed:
+            continue
         shown = escape_controls(f"{path}: {reason}")
         yield Check("unreadable file", FAIL, f"{shown} (left unchanged)")
     if stale:

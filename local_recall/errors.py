@@ -40,6 +40,20 @@ class InvalidMemoryFile(RecallError):
         self.reason = reason
 
 
+class DuplicateMemoryId(RecallError):
+    """Several files claim one id (`<UUID>.md` in upper case, without dashes, with a leading
+    space): a change to one of them would leave the others. Nothing was changed."""
+
+    def __init__(self, memory_id: str, paths: tuple[Path, ...]) -> None:
+        names = ", ".join(repr(str(p)) for p in paths)
+        super().__init__(
+            f"{len(paths)} files claim memory id {memory_id}: {names}; nothing was changed "
+            f"(`local-recall rm {memory_id}` removes them all; or delete all but {memory_id}.md)"
+        )
+        self.memory_id = memory_id
+        self.paths = paths
+
+
 class StorageError(RecallError):
     """Writing to disk failed (read-only folder, full disk, ...). Nothing was half-written."""
 

@@ -56,8 +56,19 @@ def configure_logging(layout: Layout, level: str) -> None:
     except OSError:
         return  # read-only checkout, a symlink: logging must never be why a command fails
     handler.setFormatter(OneLineFormatter(_FORMAT))
+    handler.addFilter(RepeatFilter())
     logger.addHandler(handler)
     _handler_for[layout.log_path] = handler
+    # The daemon's web server and event loop log under their own names (an accept that fails
+    # for want of descriptors, a connection the server gave up on): into the same file, at
+    # WARNING, through the same filter, never to stderr.
+    for name in FOREIGN_LOGGERS:
+        foreign = logging.getLogger(name)
+        for old in [h for h in foreign.handlers if isinstance(h, _NoFollowFileHandler)]:
+            foreign.removeHandler(old)
+        foreign.addHandler(handler)
+        foreign.setLevel(logging.WARNING)
+        foreign.propagate = False
 
 
 def log_to_repo(recall: Recall) -> None:
@@ -73,6 +84,39 @@ class _NoFollowFileHandler(logging.handlers.RotatingFileHandler):
     def _open(self) -> io.TextIOWrapper:
         fd = open_append_nofollow(Path(self.baseFilename))
         return open(fd, "a", encoding=self.encoding, errors=self.errors)
+
+
+FOREIGN_LOGGERS = ("asyncio", "uvicorn", "uvicorn.error")
+
+
+class RepeatFilter(logging.Filter):
+    """Rate-limits repeated warnings: at most `burst` records of one kind (logger, level,
+    message template) per `window` seconds; the first record after a suppressed stretch says
+    how many were left out. A local flood (issue 23.4: "accept failed" ~7,700 times in seconds)
+    then costs a few lines, not the log's rotation. INFO and below pass untouched."""
+
+    def __init__(self, window: float = 60.0, burst: int = 5) -> None:
+        super().__init__()
+        self.window, self.burst = window, burst
+        self._seen: dict[tuple[str, int, str], tuple[float, int, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        key = (record.name, record.levelno, str(record.msg))
+        start, count, suppressed = self._seen.get(key, (record.created, 0, 0))
+        if record.created - start >= self.window:
+            start, count = record.created, 0
+        if count >= self.burst:
+            self._seen[key] = (start, count, suppressed + 1)
+            return False
+        self._seen[key] = (start, count + 1, 0)
+        if len(self._seen) > 1000:  # many distinct messages: forget the oldest kinds
+            for old in list(self._seen)[:500]:
+                del self._seen[old]
+        if suppressed:
+            record.msg = f"{record.msg} ({suppressed} like it suppressed)"
+        return True
 
 
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators

@@ -27,14 +27,17 @@ from local_recall.lifecycle.service import Applied, Lifecycle
 from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.drafts import edit, make_draft
-from local_recall.memory.model import (
-    Memory,
-    parse_memory_id,
-    parse_scope,
+from local_recall.memory.model import Memory, parse_memory_id, parse_scope
+from local_recall.memory.store import (
+    Created,
+    Deleted,
+    MemoryFilters,
+    MemoryStore,
+    Scan,
+    select_memories,
 )
-from local_recall.memory.store import Created, MemoryFilters, MemoryStore, Scan, select_memories
 from local_recall.repo.config import Config, load_config, render_default_config
-from local_recall.repo.files import through_symlink, write_text_atomic
+from local_recall.repo.files import check_writable_place, through_symlink, write_text_atomic
 from local_recall.repo.layout import Layout, ensure_gitignore, recall_dir_problem
 from local_recall.search.index.sync import IndexReport, ProgressCallback
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
@@ -75,7 +78,7 @@ class Recall:
     def __init__(self, settings: Settings, config: Config) -> None:
         self.settings = settings
         self.config = config
-        self.layout = Layout(settings.root)
+        self.layout = settings.layout  # derived files in a user cache if read-only here
         state, new_id = self.layout.state_dir, settings.new_id
         self.memories = MemoryStore(self.layout.episodic_dir, state, kind="episodic", new_id=new_id)
         self.thinking = MemoryStore(self.layout.thinking_dir, state, kind="thinking", new_id=new_id)
@@ -91,7 +94,7 @@ class Recall:
     def open(cls, root: str | Path | None = None, *, settings: Settings | None = None) -> Recall:
         """Open the repo at `root` (default: discovered from the cwd). Raises ConfigError."""
         settings = settings or Settings.discover(root)
-        layout = Layout(settings.root)
+        layout = settings.layout
         problem = recall_dir_problem(layout)
         if problem is not None:
             raise StorageError(problem)
@@ -167,24 +170,24 @@ class Recall:
         return self.memories.update(memory_id, edit(subject, body, keywords, scope))
 
     def delete(self, memory_id: str) -> Memory:
-        """Delete one memory and return what it was. An unparsable file can still be deleted
-        by its id: the person asked for it explicitly."""
+        """Delete one memory and return what it was (`forget` also says which files went)."""
+        return self.forget(memory_id).memory
+
+    def forget(self, memory_id: str) -> Deleted:
+        """Delete every file claiming the id: `<id>.md` and the id spelled otherwise (never read,
+        but left behind they stay in the tree). An unparsable file too: the person asked."""
         memory_id = parse_memory_id(memory_id)
         try:
             memory: Memory | None = self.memories.get(memory_id)
         except InvalidMemoryFile:
             memory = None
-        path = self.memories.delete(memory_id)
-        return memory or Memory(
-            id=memory_id,
-            subject="(unparsable file)",
-            body="",
-            keywords=(),
-            applies_to="global",
-            occurred_at=self.settings.clock(),
-            content_hash="",
-            path=path,
-        )
+        paths = self.memories.delete(memory_id)
+        return Deleted(memory or _unparsable(memory_id, self.settings.clock(), paths[0]), paths)
+
+    def duplicates(self, memory_id: str) -> tuple[Path, ...]:
+        """Files claiming this id besides `<id>.md` (not read; `update` refuses while any do)."""
+        canonical = self.memories.path_of(memory_id)
+        return tuple(p for p in self.memories.claimants(memory_id) if p != canonical)
 
     def scan(self) -> Scan:
         return self.memories.scan()
@@ -209,7 +212,8 @@ class Recall:
         return review.reject(self.memories, ids, self.rejected_path, self.settings.clock().date())
 
     def problems(self) -> tuple[InvalidMemoryFile, ...]:
-        return self.memories.scan().problems + self.thinking.scan().problems
+        stores = (self.memories, self.thinking, self.summaries)  # every file hooks may read
+        return tuple(problem for store in stores for problem in store.scan().problems)
 
     # --- search (local_recall/search/, docs/search.md) ------------------------------------------
 
@@ -322,12 +326,36 @@ class Recall:
         return self.lifecycle.apply(proposals)
 
 
+def _unparsable(memory_id: str, now: datetime, path: Path) -> Memory:
+    """What `forget` reports for a file it deleted without being able to read it."""
+    return Memory(
+        id=memory_id,
+        subject="(unparsable file)",
+        body="",
+        keywords=(),
+        applies_to="global",
+        occurred_at=now,
+        content_hash="",
+        path=path,
+    )
+
+
 def init_repository(layout: Layout, config: Config) -> InitReport:
-    """`Recall.init`: the folders, config.toml, .gitignore and .gitattributes that are missing."""
+    """`Recall.init`: the folders, config.toml, .gitignore and .gitattributes that are missing.
+    Everything it may write is checked first: a refusal (a symlink planted in the checkout)
+    writes nothing."""
     created = []
-    for folder in (layout.recall_dir, layout.episodic_dir):
+    folders = (layout.recall_dir, layout.episodic_dir)
+    for folder in folders:
         if through_symlink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
             raise StorageError(f"{folder} is a symbolic link or not a folder (not followed)")
+    for path in (
+        layout.config_path,
+        layout.gitignore_path,
+        layout.recall_dir / review.GITATTRIBUTES_NAME,
+    ):
+        check_writable_place(path)  # a symlink: StorageError before any write
+    for folder in folders:
         if not folder.is_dir():
             try:
                 folder.mkdir(parents=True, exist_ok=True)

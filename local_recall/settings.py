@@ -15,7 +15,7 @@ from pathlib import Path
 from local_recall.memory.model import new_memory_id
 from local_recall.repo.config import Config
 from local_recall.repo.config_trust import user_config_path
-from local_recall.repo.layout import claude_config_dir, discover_root
+from local_recall.repo.layout import Layout, claude_config_dir, discover_root, resolve_layout
 from local_recall.search.embedders import Embedder, EmbedderFactory, embedder_from_config
 
 
@@ -52,6 +52,13 @@ class Settings:
         """The user's own config (machine keys such as a remote Ollama host go here, never in
         the committed config.toml): docs/configuration.md."""
         return user_config_path(self.environ)
+
+    @property
+    def layout(self) -> Layout:
+        """Where this repository's files are for this user: derived files (index, state, log)
+        in the checkout, or in the user's cache folder when the checkout is not writable
+        (`XDG_CACHE_HOME` / `HOME` from `environ`; repo/layout.py)."""
+        return resolve_layout(self.root, self.environ)
 
     @property
     def claude_config_dir(self) -> Path:

@@ -47,8 +47,9 @@ ADAPTERS = frozenset(name for name, rank in LAYERS.items() if rank == 7)
 # and a cycle in this table fails test_adapter_arrows_have_no_cycle.
 ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
     "__main__": frozenset({"cli", "claude_code"}),  # `local-recall hook` skips click
-    # init installs into Claude Code, `daemon start`, `doctor`, `mcp` serves
-    "cli": frozenset({"claude_code", "daemon", "doctor", "logs", "mcp_server"}),
+    # init installs into Claude Code, `daemon start`, `doctor`, `mcp` serves, `ui` hands the
+    # viewer's token to the browser through web.launcher's private page
+    "cli": frozenset({"claude_code", "daemon", "doctor", "logs", "mcp_server", "web"}),
     "doctor": frozenset({"claude_code", "logs"}),  # inspects the Claude Code install
     "claude_code": frozenset({"hooks"}),  # its hooks: the shared answers
     "mcp_server": frozenset({"logs"}),

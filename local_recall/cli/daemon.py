@@ -8,7 +8,6 @@ import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.errors import RecallError
-from local_recall.repo.layout import Layout
 
 
 @cli.group()
@@ -54,7 +53,7 @@ def daemon_stop(app: AppContext, wait_seconds: float) -> None:
     """Stop the daemon (it finishes the current item first)."""
     from local_recall.daemon.control import stop_daemon
 
-    result = stop_daemon(Layout(app.settings.root), wait_seconds=wait_seconds)
+    result = stop_daemon(app.settings.layout, wait_seconds=wait_seconds)
     if not result.was_running:
         click.echo("not running")
     elif result.stopped:
@@ -70,7 +69,7 @@ def daemon_status(app: AppContext, as_json: bool) -> None:
     """Is the daemon running, and what did it do last? Exit 3 when it is not running."""
     from local_recall.daemon.control import read_status
 
-    status = read_status(Layout(app.settings.root))
+    status = read_status(app.settings.layout)
     if as_json:
         emit_json(status.to_json())
     elif not status.running:

@@ -107,8 +107,16 @@ def list_command(
 def show(app: AppContext, memory_id: str, as_json: bool) -> None:
     """Show one memory."""
     memory = app.recall.get(memory_id)
+    duplicates = app.recall.duplicates(memory.id)
+    if duplicates:  # never read, and they would survive an edit: name them
+        names = ", ".join(repr(str(p)) for p in duplicates)
+        click.echo(
+            f"warning: {len(duplicates)} more file(s) claim this id and are not read: {names} "
+            f"(`local-recall rm {memory.id}` removes them all)",
+            err=True,
+        )
     if as_json:
-        emit_json(memory.to_json())
+        emit_json({**memory.to_json(), "duplicates": [str(p) for p in duplicates]})
         return
     click.echo(f"id:          {memory.id}")
     click.echo(f"subject:     {memory.subject}")
@@ -158,12 +166,18 @@ def edit(
 @click.option("--json", "as_json", is_flag=True, help="Print what was deleted as JSON.")
 @pass_app
 def rm(app: AppContext, memory_id: str, as_json: bool) -> None:
-    """Delete a memory file."""
-    memory = app.recall.delete(memory_id)
+    """Delete a memory: its file and any other file claiming the same id (upper case, no
+    dashes)."""
+    deleted = app.recall.forget(memory_id)
+    memory = deleted.memory
     if as_json:
-        emit_json({"deleted": memory.id, "path": str(memory.path)})
+        paths = [str(p) for p in deleted.paths]
+        emit_json({"deleted": memory.id, "path": paths[0], "paths": paths})
     else:
         click.echo(f"deleted {memory.id}")
+        if len(deleted.paths) > 1:  # the other spellings are worth naming: they were a surprise
+            for path in deleted.paths:
+                click.echo(f"  removed {path}")
 
 
 def _files_inside(folder: Path) -> list[str]:

@@ -28,7 +28,6 @@ from local_recall.doctor import (
 from local_recall.errors import RecallError
 from local_recall.logs import log_to_repo
 from local_recall.recall import Recall
-from local_recall.repo.layout import Layout
 
 if TYPE_CHECKING:
     from local_recall.search.status import IndexHealth
@@ -52,20 +51,22 @@ _CLAUDE_SCOPE_HELP = (
 def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
     """Create local-recall/ and install the hooks and MCP server into Claude Code. Safe to run
     again: nothing that is already right is rewritten."""
-    from local_recall.claude_code.install.apply import InstallReport, find_launcher, install
+    from local_recall.claude_code.install.apply import InstallReport, find_launcher, plan_install
 
-    report = app.recall.init()
-    log_to_repo(app.recall)  # recall.log can exist only now
-    claude = InstallReport(())
+    # Plan and check everything first: a refusal (a symlinked .mcp.json, a settings file that
+    # is not JSON) must leave the repository as it was, local-recall/ included.
+    plan = None
     if not no_claude:
         settings = app.settings
-        launcher = find_launcher(search_path=settings.environ.get("PATH", os.defpath))
-        claude = install(
-            report.root,
+        plan = plan_install(
+            settings.root,
             claude_config_dir=settings.claude_config_dir,
             scope=scope,
-            launcher=launcher,
+            launcher=find_launcher(search_path=settings.environ.get("PATH", os.defpath)),
         )
+    report = app.recall.init()
+    log_to_repo(app.recall)  # recall.log can exist only now
+    claude = plan.carry_out() if plan is not None else InstallReport(())
     if as_json:
         emit_json(
             {
@@ -137,7 +138,7 @@ def uninstall(app: AppContext, scope: str, as_json: bool) -> None:
 def doctor(app: AppContext, as_json: bool) -> None:
     """Check configuration, memory files and environment. Exit 1 if anything failed."""
     settings = app.settings
-    layout = Layout(settings.root)
+    layout = settings.layout
     try:  # opened once; a config error is reported by the checks that need the repository
         opened: Recall | RecallError = app.recall
     except RecallError as exc:
@@ -151,7 +152,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
     def scan() -> tuple[int, list[tuple[Path, str]], int]:
         result = recall().scan()
         stale = sum(1 for m in result.memories if m.stale_hash)
-        problems = recall().problems()  # episodic and thinking (a symlinked folder, too)
+        problems = recall().problems()  # memories, thinking, summaries (a symlinked folder too)
         return len(result.memories), [(p.path, p.reason) for p in problems], stale
 
     def search_health() -> IndexHealth:

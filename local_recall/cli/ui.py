@@ -5,12 +5,12 @@ socket, prints the URL and opens a browser unless `--no-browser`."""
 from __future__ import annotations
 
 import webbrowser
+from pathlib import Path
 
 import click
 
 from local_recall.cli.app import AppContext, cli, pass_app
 from local_recall.errors import RecallError
-from local_recall.repo.layout import Layout
 
 ASK_SECONDS = 30.0  # the first request starts the web server (and may wait for an index build)
 
@@ -36,7 +36,7 @@ def ui(app: AppContext, no_browser: bool, wait_seconds: float) -> None:
     started = start_daemon(settings, wait_seconds=wait_seconds)
     if not started.ready:
         raise RecallError(f"daemon did not start (pid {started.pid}): {started.detail}")
-    sockets = daemon_sockets(settings.root, Layout(settings.root).state_dir, settings.environ)
+    sockets = daemon_sockets(settings.root, settings.layout.state_dir, settings.environ)
     reply = ask(sockets, {"op": "ui"}, ASK_SECONDS)
     if reply is None:
         raise RecallError("the daemon did not answer; see local-recall/recall.log")
@@ -46,6 +46,28 @@ def ui(app: AppContext, no_browser: bool, wait_seconds: float) -> None:
             "the running daemon cannot serve the viewer "
             f"({reply.get('error', 'no url')}): restart it with `local-recall daemon stop`"
         )
-    click.echo(url)
-    if not no_browser and not webbrowser.open(url):
-        click.echo("(no browser found: open the URL above)", err=True)
+    if no_browser:  # for another browser or a remote shell: the user's own terminal only
+        click.echo(url)
+        return
+    base, token = str(reply.get("base") or url.partition("?")[0]), str(reply.get("token") or "")
+    page = _launcher(sockets, settings.root, base, token)
+    # The browser's command line (readable by every local user) holds the page's path, never
+    # the token: docs/ui.md#security.
+    click.echo(f"{base} (opened in your browser through {page}, readable only by you)")
+    if not webbrowser.open(page.as_uri()):
+        click.echo(
+            "(no browser found: run `local-recall ui --no-browser` and open the URL it prints)",
+            err=True,
+        )
+
+
+def _launcher(sockets: list[Path], root: Path, base: str, token: str) -> Path:
+    """The token's page, in the daemon socket's private folder."""
+    from local_recall.daemon.query_client import is_private_dir, socket_name
+    from local_recall.web.launcher import write_launcher
+
+    for socket in sockets:
+        if is_private_dir(socket.parent):
+            name = "viewer-" + socket_name(root).removesuffix(".sock") + ".html"
+            return write_launcher(socket.parent, name, base, token)
+    raise RecallError("no private folder for the viewer's page: run `local-recall ui --no-browser`")

@@ -27,7 +27,12 @@ from local_recall.repo.files import (
     open_append_nofollow,
     read_bytes_nofollow,
 )
-from local_recall.repo.layout import Layout
+from local_recall.repo.layout import (
+    Layout,
+    derived_writable,
+    recall_dir_problem,
+    resolve_layout,
+)
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 LOCK_NAME = "daemon.lock"
@@ -46,6 +51,12 @@ class Host(Protocol):
 
     @property
     def environ(self) -> Mapping[str, str]: ...
+
+
+def host_layout(host: Host) -> Layout:
+    """Where this host's repository keeps its derived files (its user cache when the checkout
+    is read-only: repo/layout.py)."""
+    return resolve_layout(host.root, host.environ)
 
 
 def _lock_path(layout: Layout) -> Path:
@@ -125,9 +136,17 @@ def spawn_detached(host: Host, args: Sequence[str]) -> int:
     waiting: it survives the hook (and Claude Code) that started it. Raises StorageError when
     state/ cannot be used (a read-only checkout, a symlink): the process could not run."""
     root = host.root
-    layout = Layout(root)
+    layout = host_layout(host)
     output = layout.state_dir / OUTPUT_NAME
     check_writable_place(layout.state_dir / LOCK_NAME)  # the daemon could not take its lock
+    problem = recall_dir_problem(layout)  # a symlink or a file where local-recall/ should be
+    if problem is not None:
+        raise StorageError(problem)
+    if not derived_writable(layout):
+        raise StorageError(
+            f"cannot start a daemon: the checkout is read-only here ({layout.state_dir} is "
+            "not writable) and no cache folder can be used: set XDG_CACHE_HOME or HOME"
+        )
     try:
         layout.state_dir.mkdir(parents=True, exist_ok=True)
         if os.lstat(output).st_size > MAX_OUTPUT_BYTES:
@@ -159,7 +178,7 @@ def spawn_detached(host: Host, args: Sequence[str]) -> int:
 def ensure_daemon(host: Host) -> int | None:
     """Start the daemon unless one holds the lock; never waits for it. Returns the new pid.
     Two hooks racing both spawn; the second daemon finds the lock taken and exits."""
-    if lock_holder(Layout(host.root)) is not None:
+    if lock_holder(host_layout(host)) is not None:
         return None
     try:
         return spawn_detached(host, ["daemon", "run"])
@@ -177,7 +196,7 @@ class StartResult:
 
 def start_daemon(host: Host, *, wait_seconds: float = 20.0) -> StartResult:
     """Start a detached daemon and wait until it answers a ping (or gives up)."""
-    layout = Layout(host.root)
+    layout = host_layout(host)
     holder = lock_holder(layout)
     if holder is not None:
         return StartResult(holder, already_running=True, ready=True)

@@ -8,7 +8,8 @@ one reply per line, UTF-8 JSON objects):
                                                      -> {"ok": true, "hits": [...], "degraded"}
     {"op": "index_summary", "source", "limit"}       -> {"ok": true, "total", "notes": [...]}
     {"op": "transcript_done", "path"}                -> {"ok": true, "queued": true}
-    {"op": "ui"}                                     -> {"ok": true, "url"}  (daemon/ui.py)
+    {"op": "ui"}                                     -> {"ok": true, "url", "base", "token"}
+                                                        (daemon/ui.py)
     anything wrong                                   -> {"ok": false, "error": "..."}
 
 The socket lives outside the repository because sun_path holds 108 bytes: in

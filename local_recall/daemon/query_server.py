@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from local_recall.daemon.backoff import AcceptBackoff
 from local_recall.daemon.query_client import Reply, is_private_dir, socket_paths
 from local_recall.errors import RecallError, StorageError
 from local_recall.repo.files import read_text_nofollow, write_text_atomic
@@ -159,6 +160,7 @@ class QueryServer:
 
     def _accept_loop(self) -> None:
         assert self._sock is not None
+        backoff = AcceptBackoff()
         while not self._closing.is_set():
             try:
                 conn, _ = self._sock.accept()
@@ -167,8 +169,17 @@ class QueryServer:
             except OSError as exc:
                 if self._closing.is_set():
                     return
-                log.warning("query socket accept failed: %s", exc)
+                # Out of descriptors (EMFILE) or memory: the connection stays queued, and
+                # accept() would fail again at once — ~7,700 warnings a second (issue 23.4).
+                # Wait, longer each time, and say so once per streak.
+                delay, report = backoff.failed()
+                if report:
+                    log.warning("query socket accept failed: %s; backing off", exc)
+                self._closing.wait(delay)
                 continue
+            if backoff.streak:
+                log.warning("query socket accepts again after %d failed attempts", backoff.streak)
+            backoff.succeeded()
             if self._closing.is_set():
                 conn.close()
                 return

@@ -234,6 +234,8 @@ class Daemon:
         """One pipeline pass. An extractor that cannot run (no `claude` on the daemon's PATH,
         bad credentials) is an expected, lasting condition, not a crash: one warning when it
         starts, one when it ends (a later pass ran the extractor), and the pass goes on."""
+        if self.layout.read_only:  # memories cannot be written into this checkout
+            return {"read_only": "extraction is off: the checkout is not writable here"}
         try:
             # should_stop is polled between chunks: SIGTERM ends a long pass early
             with self._ended_lock:
@@ -300,6 +302,12 @@ class Daemon:
             socket_path = server.start()
             self.status.set(state="indexing", socket=str(socket_path))
             log.info("daemon %d serving %s on %s", os.getpid(), self.recall.root, socket_path)
+            if self.layout.read_only:
+                log.info(
+                    "the checkout is not writable here: index, state and log in %s; "
+                    "memories are searched and watched, extraction is off",
+                    self.layout.derived,
+                )
             self._refresh_roots()
             watches = Watches()
             watches.refresh(self._watch_targets())

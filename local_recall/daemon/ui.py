@@ -40,7 +40,9 @@ class DaemonUi:
 
         def handle_with_ui(request: dict[str, Any]) -> Reply:
             if request.get("op") == "ui":
-                return {"ok": True, "url": self.start()}
+                url = self.start()
+                base, _, token = url.partition("?token=")
+                return {"ok": True, "url": url, "base": base, "token": token}
             return handle(request)
 
         return handle_with_ui

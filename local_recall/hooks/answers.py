@@ -20,7 +20,7 @@ from local_recall.context.notes import notes_from_json
 from local_recall.context.prompt import PromptAsk, prompt_context, prompt_query
 from local_recall.daemon.query_client import ask, daemon_sockets
 from local_recall.hooks.settings import HookSettings
-from local_recall.repo.layout import Layout
+from local_recall.repo.layout import Layout, resolve_layout
 from local_recall.search.limits import MAX_LIMIT
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class HookRun(NamedTuple):
 
     @property
     def layout(self) -> Layout:
-        return Layout(self.root)
+        return resolve_layout(self.root, self.environ)  # a user cache if read-only here
 
     @property
     def sockets(self) -> list[Path]:

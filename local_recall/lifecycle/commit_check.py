@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from local_recall.errors import InvalidMemoryFile, RecallError
 from local_recall.lifecycle.git_env import git_environment
 from local_recall.memory.format import parse_memory_text
+from local_recall.memory.store_files import claimed_id
 from local_recall.redaction.private import private_tags
 from local_recall.redaction.secrets import find_secrets
 
@@ -47,9 +48,26 @@ def is_memory_path(path: str) -> bool:
     )
 
 
-def check_text(path: str, text: str) -> Checked:
-    """Everything wrong with one memory file's text (it is never printed: a secret stays put)."""
+def name_problem(path: str, *, canonical_exists: bool) -> str | None:
+    """Why a memory file's name is wrong: the id spelled otherwise than `<lowercase dashed
+    uuid>.md` is never read, and beside the canonical file it is a second file for one id."""
+    name = PurePosixPath(path.replace("\\", "/")).name
+    memory_id = claimed_id(name)
+    if memory_id is None or name == f"{memory_id}.md":
+        return None
+    problem = f"named {name!r}: local-recall reads only {memory_id}.md (rename it)"
+    if canonical_exists:
+        problem += "; another file claims this id: delete one of them"
+    return problem
+
+
+def check_text(path: str, text: str, *, canonical_exists: bool = False) -> Checked:
+    """Everything wrong with one memory file's text (it is never printed: a secret stays put).
+    `canonical_exists`: the `<id>.md` its name claims exists beside it."""
     problems: list[str] = []
+    misnamed = name_problem(path, canonical_exists=canonical_exists)
+    if misnamed is not None:
+        problems.append(misnamed)
     try:
         parse_memory_text(text, Path(path))
     except InvalidMemoryFile as exc:
@@ -71,8 +89,13 @@ def check_paths(paths: Iterable[str]) -> list[Checked]:
         except OSError as exc:
             results.append(Checked(path, (f"cannot read: {exc.strerror or exc}",)))
             continue
-        results.append(_check_bytes(path, raw))
+        results.append(_check_bytes(path, raw, _canonical_exists(Path(path))))
     return results
+
+
+def _canonical_exists(path: Path) -> bool:
+    memory_id = claimed_id(path.name)
+    return memory_id is not None and os.path.lexists(path.parent / f"{memory_id}.md")
 
 
 def check_staged(root: Path, environ: Mapping[str, str] | None = None) -> list[Checked]:
@@ -99,18 +122,18 @@ def check_staged(root: Path, environ: Mapping[str, str] | None = None) -> list[C
         size = int(header[2])
         blob = out[header_end + 1 : header_end + 1 + size]
         at = header_end + 1 + size + 1  # the blob is followed by a newline
-        results.append(_check_bytes(path, blob))
+        results.append(_check_bytes(path, blob, _canonical_exists(root / path)))
     return results
 
 
-def _check_bytes(path: str, raw: bytes) -> Checked:
+def _check_bytes(path: str, raw: bytes, canonical_exists: bool = False) -> Checked:
     if len(raw) > MAX_FILE_BYTES:
         return Checked(path, (f"larger than {MAX_FILE_BYTES} bytes",))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return Checked(path, ("not UTF-8 text",))
-    return check_text(path, text)
+    return check_text(path, text, canonical_exists=canonical_exists)
 
 
 def _expand(paths: Iterable[str]) -> Iterator[str]:

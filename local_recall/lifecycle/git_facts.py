@@ -76,6 +76,13 @@ def _git_all(
     return out
 
 
+def is_tracked(root: Path, path: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Does git's index hold the file `path` (repo-relative, taken literally: no pathspec
+    magic, no globs)? False outside a git repository."""
+    out = _git(root, "--literal-pathspecs", "ls-files", "-z", "--", path, environ=environ)
+    return out is not None and path in out.split("\0")
+
+
 def repo_state(root: Path, environ: Mapping[str, str] | None = None) -> RepoState:
     head, branch, dirty_out = _git_all(
         root,

@@ -63,11 +63,14 @@ def rejected_hashes(rejected: Path) -> frozenset[str]:
     return read_rejections(rejected)
 
 
+GITATTRIBUTES_NAME = ".gitattributes"
+
+
 def ensure_gitattributes(recall_dir: Path) -> list[str]:
     """Declare git's union merge driver for rejected-hashes.txt in local-recall/.gitattributes
     (two branches that each rejected memories then merge without a conflict). Adds the line
     when missing; never removes or reorders a person's lines. Returns the lines added."""
-    path = recall_dir / ".gitattributes"
+    path = recall_dir / GITATTRIBUTES_NAME
     if path.is_symlink():
         raise StorageError(f"{path} is a symlink; refusing to write through it")
     try:

@@ -24,9 +24,11 @@ from local_recall.lifecycle.ranking import LifeFacts, rank_factor
 from local_recall.lifecycle.rejections import FILENAME, remember_rejections
 from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import CHANGED, Stale
+from local_recall.memory.drafts import redacted_edits
 from local_recall.memory.life import Life
 from local_recall.memory.model import Memory
 from local_recall.memory.store import MemoryStore
+from local_recall.memory.store_files import only_claimant
 from local_recall.repo.config import LifecycleConfig
 from local_recall.repo.layout import Layout
 
@@ -184,6 +186,7 @@ class Lifecycle:
                 if memory_id in seen:
                     raise InvalidInput(f"memory {memory_id} is in two proposals")
                 seen.add(memory_id)
+            only_claimant(self.store.directory, proposal.keep)  # before anything is written
         keep_hashes = {found[p.keep].content_hash for p in proposals}
         gone = [found[i].content_hash for p in proposals for i in p.remove]
         try:
@@ -238,9 +241,11 @@ def merged(memory: Memory, proposal: Proposal, removed: Sequence[Memory]) -> Mem
     values["merged_from"] = earlier + [
         m.id + (f" ({line})" if (line := memories.provenance_line(m)) else "") for m in removed
     ]
-    return with_fields(
-        replace(memory, keywords=proposal.keywords, occurred_at=proposal.occurred_at), **values
-    )
+    # Redacted together like any write: a secret among another memory's keywords (committed by
+    # a careless or hostile hand) must not be copied into the memory we keep (issue 23.9).
+    fields = redacted_edits(memory.subject, memory.body, list(proposal.keywords))
+    kept = replace(memory, occurred_at=proposal.occurred_at, **fields)  # type: ignore[arg-type]
+    return with_fields(kept, **values)
 
 
 def _merger(proposal: Proposal, removed: Sequence[Memory]) -> Callable[[Memory], Memory]:

@@ -48,6 +48,8 @@ from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import SearchQuery, check_query_text
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from local_recall.recall import Recall
     from local_recall.settings import Settings
 
@@ -343,8 +345,17 @@ class RecallTools:
         """Delete one memory file: only for a memory that is wrong or obsolete, or when the user
         asks. The file is removed from the working tree (git history keeps it)."""
         with _as_tool_errors("delete_memory"):
-            deleted = self.lazy.get().delete(id)
-            return {"deleted": deleted.id, "subject": deleted.subject}
+            recall = self.lazy.get()
+            deleted = recall.forget(id)  # every file claiming the id, in any spelling
+            paths = [_relative(path, recall.root) for path in deleted.paths]
+            return {"deleted": deleted.memory.id, "subject": deleted.memory.subject, "paths": paths}
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _any_memory(recall: Recall, memory_id: str) -> Memory:

@@ -31,8 +31,11 @@ from local_recall.memory.model import (
 )
 from local_recall.memory.store_files import (
     StatKey,
+    claimants,
     list_memory_files,
+    only_claimant,
     read_memory_file,
+    remove_files,
 )
 from local_recall.repo.files import (
     read_bytes_nofollow,
@@ -65,6 +68,12 @@ class Created:
     created: bool  # False: the same content already existed and that memory is returned
 
 
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    memory: Memory
+    paths: tuple[Path, ...]  # every file that claimed the id, the canonical one first
+
+
 class MemoryStore:
     def __init__(
         self,
@@ -91,11 +100,17 @@ class MemoryStore:
     def path_of(self, memory_id: str) -> Path:
         return self.directory / f"{parse_memory_id(memory_id)}.md"
 
+    def claimants(self, memory_id: str) -> tuple[Path, ...]:
+        return claimants(self.directory, parse_memory_id(memory_id))  # any spelling of the id
+
     def get(self, memory_id: str) -> Memory:
         path = self.path_of(memory_id)
         try:
             text = read_memory_file(path)
         except FileNotFoundError:
+            others = self.claimants(memory_id)  # only a misspelled file: it is not read
+            if others:
+                raise InvalidMemoryFile(others[0], f"not read: not named {path.name}") from None
             raise MemoryNotFound(parse_memory_id(memory_id)) from None
         return parse_memory_text(text, path, kind=self.kind)
 
@@ -236,6 +251,7 @@ class MemoryStore:
     def update(self, memory_id: str, apply: Callable[[Memory], Memory]) -> Memory:
         """Rewrite one memory with `apply(current)`; unknown frontmatter keys are kept."""
         with self._lock():
+            only_claimant(self.directory, parse_memory_id(memory_id))
             current = self.get(memory_id)  # raises for an unparsable file: never rewritten
             updated = apply(current)
             updated = replace(updated, content_hash=content_hash(updated.body), stale_hash=None)
@@ -243,16 +259,15 @@ class MemoryStore:
             self.scan()
         return self.get(memory_id)
 
-    def delete(self, memory_id: str) -> Path:
-        path = self.path_of(memory_id)
+    def delete(self, memory_id: str) -> tuple[Path, ...]:
+        """Remove every file claiming the id (its canonical file and any other spelling), so
+        the memory is gone from the tree, not only from listings. Returns their paths."""
         with self._lock():
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                raise MemoryNotFound(parse_memory_id(memory_id)) from None
-            except OSError as exc:
-                raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from None
-        return path
+            paths = self.claimants(memory_id)
+            if not paths:
+                raise MemoryNotFound(parse_memory_id(memory_id))
+            remove_files(paths)
+        return paths
 
     def remove(self, ids: Sequence[str], before: Callable[[list[Memory]], None]) -> list[Memory]:
         """Delete memories in one step under the store lock, after `before(memories)` (which
@@ -262,10 +277,7 @@ class MemoryStore:
             memories = [self.get(memory_id) for memory_id in dict.fromkeys(ids)]
             before(memories)
             for memory in memories:
-                try:
-                    self.path_of(memory.id).unlink(missing_ok=True)
-                except OSError as exc:
-                    raise StorageError(f"cannot delete {memory.id}: {exc.strerror}") from None
+                remove_files(self.claimants(memory.id))  # every spelling of its id
             self.scan()
         return memories
 

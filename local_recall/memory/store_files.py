@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from local_recall.errors import InvalidMemoryFile
+from local_recall.errors import (
+    DuplicateMemoryId,
+    InvalidMemoryFile,
+    InvalidMemoryId,
+    StorageError,
+)
+from local_recall.memory.model import parse_memory_id
 from local_recall.repo.files import read_bytes_nofollow, through_symlink
 
 MAX_FILE_BYTES = 2_000_000  # a memory body is capped at 1 MB; anything far larger is not ours
@@ -51,6 +57,66 @@ def _unusable(entry: os.DirEntry[str]) -> str | None:
     if not entry.is_file(follow_symlinks=False):
         return "not a regular file"
     return None
+
+
+def claimed_id(name: str) -> str | None:
+    """The memory id a file name claims, in any spelling the id parser accepts (upper case, no
+    dashes, surrounding spaces), or None. `<id>.md` is the one spelling that is read; the
+    others are reported, and commands that act on an id act on them too."""
+    if not name.endswith(".md") or name.startswith("."):
+        return None
+    try:
+        return parse_memory_id(name[:-3])
+    except InvalidMemoryId:
+        return None
+
+
+def claimants(directory: Path, memory_id: str) -> tuple[Path, ...]:
+    """Every entry of `directory` claiming `memory_id` (a symlink too: it is the entry that is
+    removed, never its target), the canonical `<id>.md` first."""
+    if through_symlink(directory):
+        return ()
+    try:
+        names = [entry.name for entry in os.scandir(directory)]
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    canonical = f"{memory_id}.md"
+    found = sorted(name for name in names if claimed_id(name) == memory_id)
+    found.sort(key=lambda name: name != canonical)
+    return tuple(directory / name for name in found)
+
+
+def duplicated_claims(problem_paths: Iterable[Path]) -> dict[str, list[Path]]:
+    """Ids that a reported (misspelled) file claims beside its canonical file or another
+    spelling: {id: [canonical if present, the others]}."""
+    claimed: dict[tuple[Path, str], list[Path]] = {}
+    for path in problem_paths:
+        memory_id = claimed_id(path.name)
+        if memory_id is not None and path.name != f"{memory_id}.md":
+            claimed.setdefault((path.parent, memory_id), []).append(path)
+    found: dict[str, list[Path]] = {}
+    for (folder, memory_id), paths in claimed.items():
+        canonical = folder / f"{memory_id}.md"
+        every = ([canonical] if os.path.lexists(canonical) else []) + sorted(paths)
+        if len(every) > 1:
+            found[memory_id] = every
+    return found
+
+
+def only_claimant(directory: Path, memory_id: str) -> None:
+    """DuplicateMemoryId when more than one file claims the id: a rewrite of one would leave
+    the others."""
+    paths = claimants(directory, memory_id)
+    if len(paths) > 1:
+        raise DuplicateMemoryId(memory_id, paths)
+
+
+def remove_files(paths: tuple[Path, ...]) -> None:
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from None
 
 
 _CANONICAL_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.md")

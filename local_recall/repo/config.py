@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from local_recall.errors import ConfigError
-from local_recall.repo.config_trust import committed_value_problem
+from local_recall.repo.config_trust import committed_personal_problem, committed_value_problem
 from local_recall.repo.files import read_text_nofollow
 
 ENV_PREFIX = "LOCAL_RECALL_"
@@ -192,8 +192,12 @@ class Config:
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
     review: ReviewConfig = field(default_factory=ReviewConfig)
     source: Path | None = None
-    # committed values not applied: machine keys naming another machine (repo/config_trust.py)
+    # committed values not applied: machine keys naming another machine, personal keys asking
+    # for more capture or spending (repo/config_trust.py)
     ignored: tuple[str, ...] = ()
+    # "section.key" -> where its value came from: "user", "committed" or "env" ("default" when
+    # absent)
+    origins: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def values(self) -> dict[str, dict[str, Any]]:
@@ -204,11 +208,15 @@ class Config:
         part = getattr(self, section)
         return {key: getattr(part, key) for key in SCHEMA[section]}
 
+    def origin(self, section: str, key: str) -> str:
+        """Where a key's value came from: default, user, committed or env."""
+        return self.origins.get(f"{section}.{key}", "default")
+
 
 SECTIONS: dict[str, Callable[..., Any]] = {
     f.name: f.default_factory  # type: ignore[misc]
     for f in fields(Config)
-    if f.name not in ("source", "ignored")
+    if f.name not in ("source", "ignored", "origins")
 }
 SCHEMA: dict[str, dict[str, Key]] = {
     name: {f.name: f.metadata["key"] for f in fields(make())} for name, make in SECTIONS.items()
@@ -223,10 +231,12 @@ def load_config(
     path: Path | None, environ: Mapping[str, str], *, user_path: Path | None = None
 ) -> Config:
     """Defaults ← the user config ← config.toml ← environment. Raises ConfigError naming the
-    bad key. The committed config.toml may not set machine keys off this machine
+    bad key. The committed config.toml may not set machine keys off this machine, nor ask
+    personal keys for more capture or spending than the user's own value
     (repo/config_trust.py); the user config (`user_path`) and the environment may. Such a
     committed value is not applied and is listed in `Config.ignored` (doctor shows it)."""
     values = {s: {k: spec.default for k, spec in keys.items()} for s, keys in SCHEMA.items()}
+    origins: dict[str, str] = {}
     source = None
     ignored: list[str] = []
     for where, committed in ((user_path, False), (path, True)):
@@ -236,11 +246,17 @@ def load_config(
         for section, key, raw in _read_table(where):
             named = f"{where}: {section}.{key}"
             value = _coerce(section, key, raw, named)
-            problem = committed_value_problem(section, key, value) if committed else None
+            problem = (
+                committed_value_problem(section, key, value)
+                or committed_personal_problem(section, key, value, values[section][key])
+                if committed
+                else None
+            )
             if problem is not None:
                 ignored.append(f"{named}: ignored: {problem}")
                 continue
             values[section][key] = value
+            origins[f"{section}.{key}"] = "committed" if committed else "user"
     for name, raw in environ.items():
         if not name.startswith(ENV_PREFIX):
             continue
@@ -249,8 +265,9 @@ def load_config(
             continue
         section, key = _split_env_name(rest, name)
         values[section][key] = _coerce(section, key, raw, name, from_env=True)
+        origins[f"{section}.{key}"] = "env"
     sections = {name: make(**values[name]) for name, make in SECTIONS.items()}
-    return Config(**sections, source=source, ignored=tuple(ignored))
+    return Config(**sections, source=source, ignored=tuple(ignored), origins=origins)
 
 
 def load_config_or_defaults(
@@ -357,12 +374,12 @@ def render_default_config() -> str:
         lines.append(f"[{section}]")
         for key, spec in keys.items():
             lines.append(f"# {spec.doc}")
-            lines.append(f"# {key} = {_toml_literal(spec.default)}")
+            lines.append(f"# {key} = {toml_literal(spec.default)}")
         lines.append("")
     return "\n".join(lines)
 
 
-def _toml_literal(value: Any) -> str:
+def toml_literal(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -378,7 +395,7 @@ def render_config_table() -> str:
             allowed = f" One of: {', '.join(map(str, spec.choices))}." if spec.choices else ""
             env = f"`{ENV_PREFIX}{section.upper()}_{key.upper()}`"
             rows.append(
-                f"| `{section}.{key}` | {spec.type.__name__} | `{_toml_literal(spec.default)}` "
+                f"| `{section}.{key}` | {spec.type.__name__} | `{toml_literal(spec.default)}` "
                 f"| {spec.doc}{allowed} Env: {env} |"
             )
     return "\n".join(rows)

@@ -7,6 +7,12 @@ prompt there, a committed `claude_path` would run the attacker's program. Those 
 *machine keys*: the committed file may only name this machine (a loopback host) or nothing at
 all; anything else comes from the user — the environment (`OLLAMA_HOST`,
 `LOCAL_RECALL_<SECTION>_<KEY>`) or the user config `~/.config/local-recall/config.toml`.
+
+A few more decide things that are each person's own (issue 23.7): whether Claude's verbatim
+reasoning is captured (`[thinking] enabled`), and what extraction spends (`model`, the daily
+limits, retries, whether extraction and summaries call the model at all). Those are *personal
+keys*: a committed value may make things more private or cheaper than they would be without
+it (turn capture off, lower a cap), never the reverse; the rest comes from the user.
 Pure: no file is read here. Light: the hooks import it on every prompt.
 """
 
@@ -23,6 +29,54 @@ MACHINE_KEYS: dict[tuple[str, str], str] = {
     ("embedder", "ollama_host"): "loopback",
     ("extraction", "claude_path"): "never",
 }
+
+
+# (section, key) -> how a committed value may differ from the value that applies without it
+# (defaults, then the user config): "off" (a bool: may turn it off, not on), "lower" (a limit
+# where 0 means none: may lower it, not raise or lift it), ("ollama", "claude") (an order from
+# cheaper to dearer: may move left) or "never" (the user chooses it: only equal is accepted).
+PERSONAL_KEYS: dict[tuple[str, str], str | tuple[str, ...]] = {
+    ("thinking", "enabled"): "off",  # captures verbatim reasoning into the repository
+    ("extraction", "enabled"): "off",  # sends transcripts to the model, paid per token
+    ("summaries", "enabled"): "off",  # one more model call per session
+    ("extraction", "extractor"): ("ollama", "claude"),
+    ("extraction", "model"): "never",
+    ("extraction", "daily_max_calls"): "lower",
+    ("extraction", "daily_max_tokens"): "lower",
+    ("extraction", "max_attempts"): "lower",
+}
+_USER_PLACES = (
+    "set it in your user config (~/.config/local-recall/config.toml) "
+    "or the environment (LOCAL_RECALL_{name})"
+)
+
+
+def committed_personal_problem(
+    section: str, key: str, value: object, current: object
+) -> str | None:
+    """Why a committed value of a personal key is not applied over `current` (the value from
+    the defaults and the user config), or None when it only restricts."""
+    rule = PERSONAL_KEYS.get((section, key))
+    if rule is None or value == current or _restricts(rule, value, current):
+        return None
+    where = _USER_PLACES.format(name=f"{section.upper()}_{key.upper()}")
+    if rule == "off":
+        return f"a committed config may not turn this on for everyone; {where}"
+    if rule == "lower":
+        return f"a committed config may lower this limit, not raise or lift it; {where}"
+    return f"each user chooses what extraction costs; {where}"
+
+
+def _restricts(rule: str | tuple[str, ...], value: object, current: object) -> bool:
+    if rule == "off":
+        return value is False
+    if rule == "lower":  # 0 means no limit
+        if not isinstance(value, int) or not isinstance(current, int):
+            return False
+        return value > 0 and (current == 0 or value < current)
+    if isinstance(rule, tuple):  # cheaper to dearer
+        return value in rule and current in rule and rule.index(value) < rule.index(current)
+    return False
 
 
 def user_config_path(environ: Mapping[str, str]) -> Path:

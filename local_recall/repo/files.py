@@ -102,6 +102,10 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
+            # mkstemp makes 0600 files: a memory written by one user of a shared checkout would
+            # be unreadable to the others (their hooks would skip it). An existing file keeps
+            # its mode; a new one gets what the umask gives, as any editor's would.
+            os.fchmod(handle.fileno(), _mode_for(path))
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -111,6 +115,27 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             os.unlink(tmp_name)
         raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
     _fsync_directory(directory)
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return stat.S_IMODE(os.lstat(path).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """This process's umask, read without changing it (Linux: /proc), else set and restored."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def write_text_atomic(path: Path, text: str) -> None:

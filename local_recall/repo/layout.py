@@ -32,10 +32,19 @@ _GITIGNORE_HEADER = (
 # A NamedTuple, not a dataclass: `dataclasses` pulls in `inspect` (~10 ms), paid on every prompt.
 class Layout(NamedTuple):
     root: Path
+    # Where the derived files (index/, state/, recall.log) live when the checkout cannot be
+    # written: a per-user cache folder keyed by the repository (`resolve_layout`). None: in
+    # local-recall/ as usual.
+    derived: Path | None = None
 
     @property
     def recall_dir(self) -> Path:
         return self.root / RECALL_DIRNAME
+
+    @property
+    def read_only(self) -> bool:
+        """The checkout is not writable here: derived files live in the user's cache."""
+        return self.derived is not None
 
     @property
     def episodic_dir(self) -> Path:
@@ -60,18 +69,72 @@ class Layout(NamedTuple):
 
     @property
     def index_dir(self) -> Path:
-        return self.recall_dir / "index"
+        return (self.derived or self.recall_dir) / "index"
 
     @property
     def state_dir(self) -> Path:
-        return self.recall_dir / "state"
+        return (self.derived or self.recall_dir) / "state"
 
     @property
     def log_path(self) -> Path:
-        return self.recall_dir / "recall.log"
+        return (self.derived or self.recall_dir) / "recall.log"
 
     def is_initialised(self) -> bool:
         return self.recall_dir.is_dir()
+
+
+def resolve_layout(root: Path, environ: Mapping[str, str]) -> Layout:
+    """The layout to use here: `Layout(root)`, or — when this user cannot write
+    local-recall/index/ or local-recall/state/ (a shared checkout, a CI workspace owned by
+    another user, a read-only volume) — one whose derived files live in the per-user cache
+    folder `derived_dir` (created 0700). Memories are still read from the checkout; nothing is
+    written into it. Costs a few `access()` calls: the hooks call it on every prompt."""
+    layout = Layout(root)
+    if not os.path.isdir(layout.recall_dir) or derived_writable(layout):
+        return layout
+    cache = derived_dir(root, environ)
+    if cache is None:
+        return layout  # nowhere else to go: writes fail in one line, as before
+    if not os.path.isdir(cache):
+        try:
+            os.makedirs(cache, mode=0o700, exist_ok=True)
+        except OSError:
+            return layout
+    return Layout(root, cache)
+
+
+def derived_dir(root: Path, environ: Mapping[str, str]) -> Path | None:
+    """`$XDG_CACHE_HOME/local-recall/<key>`, else `$HOME/.cache/local-recall/<key>`, with
+    `<key>` the first 24 hex digits of SHA-256 of the resolved root (the daemon socket's name
+    uses the same). Resolved, so that the writers' symlink checks accept it. None without an
+    absolute base."""
+    import hashlib  # ~3 ms: only a read-only checkout pays it
+
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    home = environ.get("HOME", "")
+    if xdg and os.path.isabs(xdg):
+        base = Path(xdg)
+    elif home and os.path.isabs(home):  # a relative XDG_CACHE_HOME is ignored (XDG spec)
+        base = Path(home) / ".cache"
+    else:
+        return None
+    key = hashlib.sha256(os.fsencode(str(root))).hexdigest()[:24]
+    return Path(os.path.realpath(base)) / RECALL_DIRNAME / key
+
+
+def derived_writable(layout: Layout) -> bool:
+    """Can this process write local-recall/index/ and state/ (or create them)? A planted
+    symlink counts as writable here: it is refused where it is used, never redirected."""
+    effective = os.access in os.supports_effective_ids
+    for folder in (layout.index_dir, layout.state_dir):
+        if os.path.islink(folder):
+            continue
+        target = folder  # it, or the nearest folder above it that exists (it would be made)
+        while not os.path.lexists(target) and target != target.parent:
+            target = target.parent
+        if not os.access(target, os.W_OK | os.X_OK, effective_ids=effective):
+            return False
+    return True
 
 
 def discover_root(explicit: str | None, environ: Mapping[str, str], cwd: Path) -> Path:

@@ -4,6 +4,7 @@ and the event stream. Every request passes `guard.refuse` first; library errors 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -18,14 +19,16 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
+from local_recall.errors import DuplicateMemoryId, InvalidInput, MemoryNotFound, RecallError
+from local_recall.web.admission import Limits
 from local_recall.web.events import ChangeFeed
 from local_recall.web.guard import SECURITY_HEADERS, refuse
 from local_recall.web.viewer import EditConflict, Viewer
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 4_000_000  # a memory body is capped at 1 MB; JSON escaping can grow it
+LIMITS = Limits()
+MAX_BODY_BYTES = LIMITS.max_body_bytes
 STATIC = files("local_recall.web") / "static"
 
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -75,7 +78,9 @@ class Guard:
 
 
 def _error(exc: Exception) -> JSONResponse:
-    if isinstance(exc, EditConflict):
+    if isinstance(exc, TooLarge):
+        return JSONResponse({"error": str(exc)}, 413, headers={"connection": "close"})
+    if isinstance(exc, EditConflict | DuplicateMemoryId):
         return JSONResponse({"error": str(exc)}, 409)
     if isinstance(exc, MemoryNotFound):
         return JSONResponse({"error": str(exc)}, 404)
@@ -85,10 +90,30 @@ def _error(exc: Exception) -> JSONResponse:
     return JSONResponse({"error": f"internal error: {type(exc).__name__} (see recall.log)"}, 500)
 
 
+class TooLarge(InvalidInput):
+    """A request body over the cap: refused by its Content-Length, or as soon as the bytes
+    streamed in pass it — never read whole first (issue 23.6: 300 MB cost the daemon 564 MB)."""
+
+
+async def _read_capped(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise TooLarge(f"request too large (over {limit} bytes)")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"request too large (over {limit} bytes)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def _json_body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    if len(raw) > MAX_BODY_BYTES:
-        raise InvalidInput("request too large")
+    try:
+        raw = await asyncio.wait_for(_read_capped(request, MAX_BODY_BYTES), LIMITS.body_seconds)
+    except TimeoutError:
+        raise InvalidInput("the request body did not arrive in time") from None
     try:
         data = json.loads(raw or b"{}")
     except ValueError:

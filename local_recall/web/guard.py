@@ -3,9 +3,9 @@ token (app.py applies it to every request). Details and reasons: docs/ui.md#secu
 
 - The server listens on 127.0.0.1 only, and the Host header must name it (a DNS-rebinding page
   on another name is refused).
-- Everything but the static files (which hold no data) needs the random token: in the
-  `X-Recall-Token` header, or, for reads only, in the `token` query parameter (the page's own
-  URL, and the event stream, which browsers open without custom headers).
+- Everything but the page and its static files (which hold no data) needs the random token: in
+  the `X-Recall-Token` header, or, for reads only, in the `token` query parameter (the event
+  stream, which browsers open without custom headers).
 - A change (any method but GET/HEAD) needs the header — a cross-site form cannot set one, and no
   CORS preflight is ever answered — a same-origin `Origin` (or `Sec-Fetch-Site`) and a JSON body.
 """
@@ -19,7 +19,9 @@ from dataclasses import dataclass
 TOKEN_HEADER = "x-recall-token"  # noqa: S105 - a header name, not a secret
 READS = frozenset({"GET", "HEAD"})
 PUBLIC_PREFIXES = ("/static/",)
-PUBLIC_PATHS = frozenset({"/favicon.ico"})
+# The page itself is static code like /static/ (no data): the token reaches it in the URL's
+# fragment, which a browser never sends (docs/ui.md#security).
+PUBLIC_PATHS = frozenset({"/", "/favicon.ico"})
 
 SECURITY_HEADERS: Mapping[str, str] = {
     "content-security-policy": (

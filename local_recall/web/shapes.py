@@ -160,3 +160,26 @@ def fingerprint(memory: Memory) -> str:
 def split_keywords(text: str) -> list[str]:
     """Keywords typed in one field, separated by commas."""
     return [word.strip() for word in text.split(",") if word.strip()]
+
+
+def file_view_path(relative: str) -> str:
+    """A repo-relative path the file view may be asked for, normalised (`./a//b` → `a/b`), or
+    InvalidInput: absolute, outside the repository, under .git, a NUL."""
+    raw = relative.strip().replace("\\", "/")
+    if not raw or "\x00" in raw or raw.startswith("/"):
+        raise InvalidInput("give a file's path relative to the repository")
+    parts = [p for p in raw.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or ".git" in parts:
+        raise InvalidInput(f"{relative!r} is not a file of this repository")
+    return "/".join(parts)
+
+
+def named_files(memories: Iterable[Memory]) -> frozenset[str]:
+    """The files memories name: their anchors and their `file:` scopes (a folder scope names
+    no file). The file view serves only these (and only those git tracks): issue 23.6."""
+    found: set[str] = set()
+    for memory in memories:
+        found.update(memory.files)
+        if memory.applies_to.startswith("file:") and not memory.applies_to.endswith("/"):
+            found.add(memory.applies_to.removeprefix("file:"))
+    return frozenset(found)

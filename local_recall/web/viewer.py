@@ -10,6 +10,8 @@ the daemon points at its warm query side (its own lock) so a search never waits 
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import re
 import threading
 import time
@@ -19,18 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
+from local_recall.lifecycle.git_facts import is_tracked
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.model import Memory, parse_memory_id
 from local_recall.recall import Recall
+from local_recall.repo.files import read_bytes_nofollow
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import SearchQuery, SearchResult, check_query_text
 from local_recall.web.render import render_markdown
 from local_recall.web.shapes import (
     ListFilter,
+    file_view_path,
     fingerprint,
     list_page,
     matches,
     memory_row,
+    named_files,
     parse_list_filter,
     provenance,
     split_keywords,
@@ -164,8 +170,15 @@ class Viewer:
             path=_relative(memory.path, self.recall.root),
             fingerprint=fingerprint(memory),
             editable=memory.kind == "episodic",
+            duplicates=[_relative(p, self.recall.root) for p in self._duplicates(memory)],
         )
         return data
+
+    def _duplicates(self, memory: Memory) -> tuple[Path, ...]:
+        """Other files claiming this memory's id (shown on its page; an edit is refused)."""
+        if memory.kind != "episodic":
+            return ()
+        return self.recall.duplicates(memory.id)
 
     def transcript(self, memory_id: str) -> dict[str, Any]:
         """The source session's turns nearest the memory, while the transcript exists."""
@@ -198,8 +211,11 @@ class Viewer:
         return self._detail(updated, stale)
 
     def delete(self, memory_id: str) -> dict[str, Any]:
+        """Delete the memory: every file claiming its id (any spelling), all named back."""
         with self._writing():
-            return memory_row(self.recall.delete(memory_id))
+            deleted = self.recall.forget(memory_id)
+            paths = [_relative(p, self.recall.root) for p in deleted.paths]
+            return {**memory_row(deleted.memory), "paths": paths}
 
     def accept(self, ids: object) -> list[dict[str, Any]]:
         with self._writing():
@@ -280,24 +296,41 @@ class Viewer:
             return gather_stats(self.recall, *self._state())
 
     def file(self, relative: str) -> dict[str, Any]:
-        """A repository file an anchor names, as text (read-only; inside the repository only,
-        symlinks resolved; nothing under .git)."""
-        root = self.recall.root.resolve()
-        raw = relative.strip()
-        if not raw or "\x00" in raw or raw.startswith("/"):
-            raise InvalidInput("give a file's path relative to the repository")
-        path = (root / raw).resolve()
-        if not path.is_relative_to(root) or ".git" in path.relative_to(root).parts:
-            raise InvalidInput(f"{relative!r} is not a file of this repository")
-        if not path.is_file():
-            raise MemoryNotFound(f"{relative} does not exist (any more)")
-        with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_VIEW_BYTES + 1)
-        return {
-            "path": path.relative_to(root).as_posix(),
-            "text": data[:MAX_FILE_VIEW_BYTES].decode("utf-8", errors="replace"),
-            "truncated": len(data) > MAX_FILE_VIEW_BYTES,
-        }
+        """A repository file a memory names (`read_named_file`)."""
+        with self._lock:
+            memories = self._state()[0]
+        return read_named_file(self.recall, memories, relative)
+
+
+def read_named_file(recall: Recall, memories: list[Memory], relative: str) -> dict[str, Any]:
+    """A repository file a memory names, as text (read-only). Only a file git tracks and
+    an anchor or `file:` scope of a memory names: never `.env` or another ignored or
+    untracked file, whatever the path asked for; never through a symbolic link."""
+    path = file_view_path(relative)
+    if path not in named_files(memories):
+        raise InvalidInput(f"{relative!r} is not a file a memory names")
+    if not is_tracked(recall.root, path, recall.settings.environ):
+        raise InvalidInput(f"{relative!r} is not a file git tracks")
+    try:
+        data = read_bytes_nofollow(recall.root / path, MAX_FILE_VIEW_BYTES)
+    except FileNotFoundError:
+        raise MemoryNotFound(f"{relative} does not exist (any more)") from None
+    except OSError as exc:
+        if exc.errno != errno.EFBIG:
+            raise InvalidInput(f"{relative!r} cannot be shown: {exc.strerror}") from None
+        data = _head(recall.root / path, MAX_FILE_VIEW_BYTES + 1)
+    return {
+        "path": path,
+        "text": data[:MAX_FILE_VIEW_BYTES].decode("utf-8", errors="replace"),
+        "truncated": len(data) > MAX_FILE_VIEW_BYTES,
+    }
+
+
+def _head(path: Path, size: int) -> bytes:
+    """The start of a large regular file (already checked: no symlink on its way)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(size)
 
 
 def _text(fields: Mapping[str, Any], name: str) -> str | None:

@@ -549,3 +549,51 @@ def test_ollama_missing_model_down_server_and_bad_json() -> None:
         server.close()
     with pytest.raises(ExtractorUnavailable, match="not reachable"):
         OllamaChatExtractor("m", host=server.url).extract("User: hi")
+
+
+def long_answer(index: int, size: int) -> dict[str, Any]:
+    """A structured answer of about `size` bytes: memories whose bodies are distinct prose."""
+    memories = []
+    per_body = 20_000
+    for n in range(max(1, size // per_body)):
+        words = " ".join(f"w{index}x{n}x{k}" for k in range(per_body // 12))
+        memories.append(dict(GOOD, subject=f"Answer {index} memory {n}", body=words))
+    return {"memories": memories}
+
+
+@pytest.mark.slow
+@requires_claude
+def test_long_answers_from_many_concurrent_runs_arrive_whole(tmp_path: Path) -> None:
+    """Issue 23.5: the CLI exits before a pipe drains its output past 64 KiB (cut at 65,524
+    bytes with exit 0 under load). Eight runs at once, each answer several hundred KiB: every
+    one must arrive whole, never as "unreadable output"."""
+    claude = claude_or_fail()
+    runs, size = 8, 400_000
+    answers = {f"RUN-{i}-": long_answer(i, size) for i in range(runs)}
+
+    def respond(body: dict[str, Any]) -> Reply:
+        seen = visible_text(body)
+        tag = next(t for t in answers if t in seen)
+        return tool_use_reply("StructuredOutput", answers[tag])
+
+    results: dict[int, ExtractionResult | BaseException] = {}
+    with FakeAnthropic(respond) as api:
+
+        def run(i: int) -> None:
+            ex = extractor(claude, tmp_path / f"home{i}", api.url, max_attempts=1)
+            try:
+                results[i] = ex.extract(f"User: RUN-{i}- tell me everything")
+            except BaseException as exc:
+                results[i] = exc
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(runs)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(300)
+    for i in range(runs):
+        got = results[i]
+        assert isinstance(got, ExtractionResult), f"run {i}: {got}"
+        want = answers[f"RUN-{i}-"]["memories"]
+        assert [m.subject for m in got.memories] == [m["subject"] for m in want]
+        assert [m.body for m in got.memories] == [m["body"] for m in want]

@@ -304,7 +304,11 @@ def test_round_trip_save_search_get_timeline_recent_delete(repo: Path) -> None:
         assert [r["id"] for r in recent["memories"]] == [saved["id"], ids["daemon"]]
 
         deleted = await call(client, "delete_memory", {"id": ids["ruff"]})
-        assert deleted == {"deleted": ids["ruff"], "subject": "Ruff line length is 100"}
+        assert deleted == {
+            "deleted": ids["ruff"],
+            "subject": "Ruff line length is 100",
+            "paths": [f"local-recall/episodic-memory/{ids['ruff']}.md"],
+        }
         assert not (repo / "local-recall" / "episodic-memory" / f"{ids['ruff']}.md").exists()
         gone = await call_error(client, "delete_memory", {"id": ids["ruff"]})
         assert "no memory with id" in gone

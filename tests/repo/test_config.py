@@ -100,3 +100,112 @@ def test_sections_are_frozen() -> None:
 
     with pytest.raises(dataclasses.FrozenInstanceError):
         Config().search.min_score = 0.5  # type: ignore[misc]
+
+
+# --- personal keys: privacy and spending are each user's (issue 23.7) -----------------------------
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_a_committed_config_cannot_turn_on_capture_or_spending(tmp_path: Path) -> None:
+    committed = write(
+        tmp_path / "repo" / "config.toml",
+        "[thinking]\nenabled = true\n"
+        "[extraction]\nmodel = 'opus'\ndaily_max_calls = 100000\ndaily_max_tokens = 0\n"
+        "max_attempts = 50\n",
+    )
+    config = load_config(committed, {})
+    assert config.thinking.enabled is False
+    assert config.extraction.model == "haiku"
+    assert config.extraction.daily_max_calls == 200
+    assert config.extraction.daily_max_tokens == 2_000_000
+    assert config.extraction.max_attempts == 3
+    ignored = "\n".join(config.ignored)
+    for key in (
+        "thinking.enabled",
+        "extraction.model",
+        "extraction.daily_max_calls",
+        "extraction.daily_max_tokens",
+        "extraction.max_attempts",
+    ):
+        assert key in ignored, key
+    assert all("user config" in line or "environment" in line for line in config.ignored)
+    assert {config.origin("thinking", "enabled"), config.origin("extraction", "model")} == {
+        "default"
+    }
+
+
+def test_a_committed_config_may_make_things_more_private_or_cheaper(tmp_path: Path) -> None:
+    committed = write(
+        tmp_path / "repo" / "config.toml",
+        "[extraction]\nenabled = false\ndaily_max_calls = 20\n[summaries]\nenabled = false\n"
+        "[thinking]\nenabled = false\n",
+    )
+    config = load_config(committed, {})
+    assert config.extraction.enabled is False and config.summaries.enabled is False
+    assert config.extraction.daily_max_calls == 20 and config.ignored == ()
+    assert config.origin("extraction", "daily_max_calls") == "committed"
+
+
+def test_personal_values_come_from_the_user_config_or_the_environment(tmp_path: Path) -> None:
+    user = write(
+        tmp_path / "home" / "config.toml",
+        "[thinking]\nenabled = true\n[extraction]\nmodel = 'sonnet'\ndaily_max_calls = 1000\n",
+    )
+    committed = write(tmp_path / "repo" / "config.toml", "[extraction]\ndaily_max_calls = 5000\n")
+    config = load_config(committed, {}, user_path=user)
+    assert config.thinking.enabled is True and config.extraction.model == "sonnet"
+    assert config.extraction.daily_max_calls == 1000  # the team may not raise my limit
+    assert "extraction.daily_max_calls" in "\n".join(config.ignored)
+    assert config.origin("thinking", "enabled") == "user"
+    assert config.origin("extraction", "daily_max_calls") == "user"
+
+    write(committed, "[extraction]\ndaily_max_calls = 500\n[search]\ndefault_limit = 4\n")
+    env = {"LOCAL_RECALL_EXTRACTION_MODEL": "opus"}
+    config = load_config(committed, env, user_path=user)
+    assert config.extraction.daily_max_calls == 500  # lower: the team's cap applies
+    assert config.extraction.model == "opus"
+    assert config.origin("extraction", "daily_max_calls") == "committed"
+    assert config.origin("extraction", "model") == "env"
+    assert config.origin("search", "default_limit") == "committed"
+    assert config.origin("search", "min_score") == "default"
+
+
+def test_doctor_says_where_each_value_came_from(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import clean_env, git_init
+
+    root = git_init(tmp_path / "repo")
+    write(
+        root / "local-recall" / "config.toml",
+        "[thinking]\nenabled = true\n[search]\ndefault_limit = 4\n",
+    )
+    (root / "local-recall" / "episodic-memory").mkdir()
+    user_dir = tmp_path / "user"
+    write(user_dir / "config.toml", "[extraction]\nmodel = 'sonnet'\n")
+    env = clean_env(
+        {"LOCAL_RECALL_CONFIG_DIR": str(user_dir), "LOCAL_RECALL_EXTRACTION_DAILY_MAX_CALLS": "7"}
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "local_recall", "doctor", "--json"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    rows = json.loads(done.stdout)
+    values = {r["detail"].split(" = ")[0]: r["detail"] for r in rows if r["name"] == "config value"}
+    assert values["extraction.model"].endswith("(user)"), values
+    assert values["extraction.daily_max_calls"].endswith("(env)")
+    assert values["search.default_limit"].endswith("(committed)")
+    assert values["thinking.enabled"] == "thinking.enabled = false (default)"
+    ignored = [r["detail"] for r in rows if r["name"] == "config" and r["status"] == "warn"]
+    assert any("thinking.enabled" in line and "ignored" in line for line in ignored)

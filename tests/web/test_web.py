@@ -37,7 +37,8 @@ def test_reads_need_the_token_in_the_header_or_the_query() -> None:
     assert check("GET", "/api/memories", OK_HOST, "wrong") == 403
     assert check("GET", "/api/memories", OK_HOST, TOKEN) is None
     assert check("GET", "/api/memories", {**OK_HOST, "x-recall-token": TOKEN}) is None
-    assert check("GET", "/", OK_HOST) == 401
+    assert check("GET", "/", OK_HOST) is None  # the page: code, no data
+    assert check("POST", "/", OK_HOST) == 401
     assert check("GET", "/static/app.js", OK_HOST) is None  # code, no data
 
 
@@ -231,20 +232,57 @@ def test_api_file_view_stays_inside_the_repository(client: tuple[Any, Any]) -> N
     (recall.root / "src").mkdir()
     (recall.root / "src" / "a.py").write_text("print('hi')\n")
     (recall.root / "escape").symlink_to("/etc")
+    subprocess.run(["git", "-C", str(recall.root), "add", "src/a.py", "escape"], check=True)
+    recall.add("a.py prints hi", "It does.", scope="file:src/a.py")
+    recall.add("escape", "A link.", scope="file:escape/passwd")
     assert http.get("/api/file", params={"path": "src/a.py"}).json()["text"] == "print('hi')\n"
+    assert http.get("/api/file", params={"path": "./src//a.py"}).status_code == 200
     for bad in ("../x", "/etc/passwd", "escape/passwd", ".git/config"):
         assert http.get("/api/file", params={"path": bad}).status_code == 400, bad
 
 
+def test_api_file_view_serves_only_tracked_files_a_memory_names(client: tuple[Any, Any]) -> None:
+    """Issue 23.6: `/api/file?path=.env` served any working-tree file, ignored secrets too."""
+    http, recall = client
+    root = recall.root
+    (root / ".gitignore").write_text(".env\n")
+    (root / ".env").write_text("API_KEY=not-for-the-browser\n")
+    (root / "notes.txt").write_text("untracked notes\n")
+    (root / "tracked.py").write_text("TRACKED = 1\n")
+    (root / "named.py").write_text("NAMED = 1\n")
+    (root / "link.py").symlink_to(".env")
+    subprocess.run(["git", "-C", str(root), "add", ".gitignore", "tracked.py", "named.py"])
+    subprocess.run(["git", "-C", str(root), "add", "-f", "link.py"], check=True)
+    recall.add("named.py holds NAMED", "A constant.", scope="file:named.py")
+    recall.add("Secrets are in .env", "Never commit it.", scope="file:.env")
+    recall.add("notes", "Notes.", scope="file:notes.txt")
+    recall.add("The link", "A link.", scope="file:link.py")
+    assert http.get("/api/file", params={"path": "named.py"}).json()["text"] == "NAMED = 1\n"
+    for path, why in (
+        (".env", "git tracks"),  # named by a memory, ignored by git
+        ("notes.txt", "git tracks"),  # named, untracked
+        ("tracked.py", "memory names"),  # tracked, named by no memory
+        (".gitignore", "memory names"),
+        ("link.py", "symbolic link"),  # tracked and named, but a link to .env
+    ):
+        answer = http.get("/api/file", params={"path": path})
+        assert answer.status_code == 400, (path, answer.text)
+        assert why in answer.json()["error"], (path, answer.text)
+        assert "not-for-the-browser" not in answer.text
+
+
 def test_api_without_the_token_gives_nothing(client: tuple[Any, Any]) -> None:
-    http, _ = client
+    http, recall = client
+    recall.add("A private subject", "A private body.")
     bare = {"x-recall-token": ""}
     assert http.get("/api/memories", headers=bare).status_code == 403
     del http.headers["x-recall-token"]
-    assert http.get("/api/memories").status_code == 401
-    answer = http.get("/")
+    answer = http.get("/api/memories")
     assert answer.status_code == 401 and "token" in answer.json()["error"]
     assert "default-src 'none'" in answer.headers["content-security-policy"]
+    page = http.get("/")  # the page is code, like /static/: the token reaches it in a fragment
+    assert page.status_code == 200 and "private" not in page.text.lower()
+    assert "default-src 'none'" in page.headers["content-security-policy"]
 
 
 def write_memory(root: Path, subject: str, body: str, *lines: str) -> str:

@@ -120,11 +120,11 @@ def test_the_token_is_required_and_cross_origin_changes_are_refused(
     base = f"{parts.scheme}://{parts.netloc}"
     token = parts.query.removeprefix("token=")
     assert parts.hostname == "127.0.0.1"
-    assert http(f"{base}/") == 401
+    assert http(f"{base}/") == 200  # the page is code; the data needs the token
     assert http(f"{base}/api/memories") == 401
     assert http(f"{base}/api/memories?token=wrong") == 403
     assert http(f"{base}/api/memories?token={token}") == 200
-    assert http(f"{base}/?token={token}") == 200
+    assert http(f"{base}/api/counts?token={token}") == 200
     # a page on another origin that somehow learnt the token still cannot change anything
     target = memory_file(root, "Hooks fail open")
     before = target.read_bytes()
@@ -245,3 +245,44 @@ def test_review_accept_and_reject_one_keystroke_each(site: tuple[Path, str], bro
     assert not recall.get(keep).unreviewed
     assert "review:" not in memory_file(root, KEEP).read_text(encoding="utf-8")
     assert not (root / "local-recall" / "episodic-memory" / f"{drop}.md").exists()
+
+
+def test_ui_hands_the_token_over_without_the_browser_command_line(
+    site: tuple[Path, str], browser: Any, tmp_path: Path
+) -> None:
+    """Issue 23.6: `local-recall ui` ran the browser with the token in its argument, which any
+    local user can read in /proc. Now the browser gets the path of a page only the user can
+    read; the token travels from it in the URL fragment and is kept in sessionStorage."""
+    import os
+    import stat
+    import sys
+
+    from tests.browser import daemon_env, local_recall
+
+    root, url = site
+    token = urlsplit(url).query.removeprefix("token=")
+    record = tmp_path / "argv.json"
+    fake = tmp_path / "fake-browser"
+    fake.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(record)!r}, 'w').write(json.dumps(sys.argv))\n"
+    )
+    fake.chmod(0o755)
+    done = local_recall(root, "ui", env=daemon_env(root, BROWSER=str(fake)))
+    assert done.returncode == 0, done.stderr
+    argv = json.loads(record.read_text())
+    assert token and token not in json.dumps(argv) and token not in done.stdout
+    opened = argv[-1]
+    assert opened.startswith("file://"), argv
+    page = Path(urlsplit(opened).path)
+    info, folder = page.stat(), page.parent.stat()
+    assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.getuid()
+    assert stat.S_IMODE(folder.st_mode) == 0o700 and folder.st_uid == os.getuid()
+
+    browser.get(opened)  # what the real browser would do with its argument
+    until(browser, lambda d: d.execute_script("return document.body.dataset.view") == "list")
+    until(browser, lambda d: OLD_SUBJECT in " ".join(subjects(d)) or subjects(d))
+    assert subjects(browser)
+    assert "token" not in browser.current_url  # cleared from the address bar
+    browser.refresh()  # the tab keeps it (sessionStorage: per origin, not shared by ports)
+    until(browser, lambda d: subjects(d))

@@ -62,6 +62,8 @@ NOT_FOUND_MESSAGE = (
 # Retries inside one CLI run. Its default (10, ~3 min of backoff) would outlast our timeout and
 # hide rate limits from us; extra_env may override it.
 CLI_MAX_RETRIES = "2"
+# What one run may print: far above any answer (memories are <= 1 MB each, a few per chunk).
+MAX_OUTPUT_BYTES = 64_000_000
 
 
 def build_command(
@@ -105,8 +107,9 @@ def read_cli_output(
     doc = _last_json_object(stdout)
     if doc is None or doc.get("type") != "result":
         shown = fold(stdout)[:200] or "(no output)"
+        size = f"{len(stdout)} characters"
         return AttemptFailure(
-            "transient", f"unreadable output from claude (exit {returncode}): {shown}"
+            "transient", f"unreadable output from claude (exit {returncode}, {size}): {shown}"
         )
     input_tokens, output_tokens = usage_tokens(doc.get("usage"))
     cost = doc.get("total_cost_usd")
@@ -261,36 +264,47 @@ class ClaudeCliExtractor:
     def _run_once(
         self, command: list[str], prompt: str, *, answer_key: str = "memories"
     ) -> ModelAnswer | AttemptFailure:
-        with tempfile.TemporaryDirectory(prefix="local-recall-extract-") as neutral_dir:
-            try:
-                proc = subprocess.Popen(
-                    command,
-                    cwd=neutral_dir,
-                    env=self._environment(),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                    encoding="utf-8",
-                    errors="replace",
-                    start_new_session=True,  # its own process group, killed as a whole
-                )
-            except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
-                raise ExtractorUnavailable(f"{NOT_FOUND_MESSAGE} ({exc})") from exc
-            try:
-                stdout, _ = proc.communicate(prompt, timeout=self.retry.timeout_seconds)
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                return AttemptFailure(
-                    "transient", f"claude -p timed out after {self.retry.timeout_seconds:g} s"
-                )
-            except BaseException:
-                _kill_group(proc)
-                raise
+        # stdout goes to a file, never a pipe: the CLI (Node) exits before a pipe has drained
+        # its output, so an answer past 64 KiB was cut at 65,524 bytes with exit 0 when the
+        # machine was busy (issue 23). Writes to a file are complete before it exits.
+        with tempfile.TemporaryDirectory(prefix="local-recall-extract-") as scratch:
+            neutral_dir = os.path.join(scratch, "cwd")
+            os.mkdir(neutral_dir, 0o700)
+            output_path = os.path.join(scratch, "stdout.json")
+            with open(output_path, "w+b") as output:
+                try:
+                    proc = subprocess.Popen(
+                        command,
+                        cwd=neutral_dir,
+                        env=self._environment(),
+                        stdin=subprocess.PIPE,
+                        stdout=output,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,  # its own process group, killed as a whole
+                    )
+                except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+                    raise ExtractorUnavailable(f"{NOT_FOUND_MESSAGE} ({exc})") from exc
+                try:
+                    proc.communicate(prompt.encode("utf-8"), timeout=self.retry.timeout_seconds)
+                except subprocess.TimeoutExpired:
+                    _kill_group(proc)
+                    return AttemptFailure(
+                        "transient", f"claude -p timed out after {self.retry.timeout_seconds:g} s"
+                    )
+                except BaseException:
+                    _kill_group(proc)
+                    raise
+                output.seek(0)
+                data = output.read(MAX_OUTPUT_BYTES + 1)
+        if len(data) > MAX_OUTPUT_BYTES:
+            return AttemptFailure(
+                "permanent", f"claude -p printed more than {MAX_OUTPUT_BYTES} bytes"
+            )
+        stdout = data.decode("utf-8", errors="replace")
         return read_cli_output(proc.returncode, stdout, answer_key=answer_key)
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):

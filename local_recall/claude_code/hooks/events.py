@@ -37,7 +37,7 @@ from local_recall.hooks.answers import (
 )
 from local_recall.hooks.process import exit_with, run_with_deadline
 from local_recall.hooks.settings import read_hook_settings
-from local_recall.repo.layout import RECALL_DIRNAME, Layout, discover_root
+from local_recall.repo.layout import RECALL_DIRNAME, discover_root, resolve_layout
 
 AGENT = "claude_code"
 EVENTS = {
@@ -115,9 +115,9 @@ def _handle(event: str, stdin: Any, environ: Mapping[str, str], result: list[str
     raw, truncated = read_stdin(stdin)
     payload = parse_hook_input(raw, truncated=truncated)
     root = hook_root(payload.cwd, environ, Path.cwd())
-    layout = Layout(root)
     if not (root / RECALL_DIRNAME).is_dir():
         return  # local-recall is not set up in this repo: stay silent
+    layout = resolve_layout(root, environ)  # a user cache if the checkout is read-only
     settings = read_hook_settings(layout, environ)
     if settings.config_error:
         log(layout, AGENT, "WARNING", f"hook {event}: using defaults: {settings.config_error}")
@@ -160,6 +160,11 @@ def _deadline_exit(environ: Mapping[str, str], event: str, elapsed: float) -> No
     """Give up: the worker may be stuck in native code, so leave without waiting for it."""
     try:
         root = discover_root(None, environ, Path(environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
-        log(Layout(root), AGENT, "WARNING", f"hook {event}: gave up after {elapsed:.1f} s")
+        log(
+            resolve_layout(root, environ),
+            AGENT,
+            "WARNING",
+            f"hook {event}: gave up after {elapsed:.1f} s",
+        )
     finally:
         os._exit(0)

@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from local_recall.claude_code.install.guidance import (
-    KEPT,
     GuidanceChange,
     guidance_dir,
-    install_guidance,
+    is_change,
+    plan_install_guidance,
     uninstall_guidance,
+    write_guidance,
 )
 from local_recall.claude_code.install.plan import (
     SCRIPT_NAMES,
@@ -45,7 +46,7 @@ from local_recall.claude_code.install.plan import (
     settings_problems,
 )
 from local_recall.errors import InvalidClaudeSettings, StorageError
-from local_recall.repo.files import write_text_atomic
+from local_recall.repo.files import check_writable_place, write_text_atomic
 
 
 def find_launcher(python: str = sys.executable, search_path: str | None = None) -> Launcher:
@@ -176,7 +177,12 @@ class InstallReport:
 
     @property
     def changed(self) -> bool:
-        return any(c.action not in ("unchanged", "absent", KEPT) for c in self.changes)
+        return any(
+            c.action in ("created", "updated", "removed", "deleted")
+            if c.what != "agent guidance"
+            else is_change(c.action)
+            for c in self.changes
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,9 +220,25 @@ def _edits(
     ]
 
 
-def _apply(edits: list[_Edit], root: Path, *, adding: bool) -> InstallReport:
-    """Read every file first (refusing before anything is written), plan each file once (two
-    edits of one file, with --scope local, are chained), then write the files that changed."""
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """One file: as read, and the document it is to hold."""
+
+    loaded: _Loaded
+    new: JSONObject
+    what: str
+    check: Callable[[object], list[str]]
+
+    def writes(self, *, adding: bool) -> bool:
+        if adding:
+            return self.new != self.loaded.document or (self.loaded.text is None and bool(self.new))
+        return self.loaded.text is not None and self.new != self.loaded.document
+
+
+def _plan(edits: list[_Edit], *, adding: bool) -> list[_Planned]:
+    """Read every file first (refusing what cannot be edited), plan each file once (two edits
+    of one file, with --scope local, are chained), then check that every file to be written
+    can be: all before anything is written."""
     loaded: dict[Path, _Loaded] = {}
     planned: dict[Path, JSONObject] = {}
     labels: dict[Path, list[str]] = {}
@@ -228,10 +250,33 @@ def _apply(edits: list[_Edit], root: Path, *, adding: bool) -> InstallReport:
             checks[edit.path] = edit.check
         planned[edit.path] = edit.plan(planned[edit.path])
         labels.setdefault(edit.path, []).append(edit.what)
+    files = [
+        _Planned(old, planned[path], " + ".join(labels[path]), checks[path])
+        for path, old in loaded.items()
+    ]
+    for file in files:
+        if file.writes(adding=adding):
+            check_writable(file.loaded.path)
+    return files
+
+
+def check_writable(path: Path) -> None:
+    """StorageError now, before any write, when `path` could not be written: a symbolic link
+    (the file or a folder on the way), a file where a folder should be, no permission."""
+    check_writable_place(path)
+    folder = path.parent
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise StorageError(f"cannot write {path}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise StorageError(f"cannot write {path}: permission denied")
+
+
+def _carry_out(files: list[_Planned], root: Path, *, adding: bool) -> list[FileChange]:
     changes = []
-    for path, old in loaded.items():
-        what = " + ".join(labels[path])
-        new = planned[path]
+    for file in files:
+        path, old, new, what = file.loaded.path, file.loaded, file.new, file.what
         if not adding:
             if old.text is None:
                 changes.append(FileChange(path, what, "absent"))
@@ -241,14 +286,45 @@ def _apply(edits: list[_Edit], root: Path, *, adding: bool) -> InstallReport:
                 continue
             if new == {"mcpServers": {}}:
                 new = {}
-        change = _save(old, new, what, checks[path])
+        change = _save(old, new, what, file.check)
         if not adding and change.action == "updated":
             change = FileChange(path, what, "removed")
         if change.action == "deleted" and path.parent == root / ".claude":
             with contextlib.suppress(OSError):  # the repo's .claude/ folder, if now empty
                 path.parent.rmdir()
         changes.append(change)
-    return InstallReport(tuple(changes))
+    return changes
+
+
+@dataclass(frozen=True, slots=True)
+class InstallPlan:
+    """Everything `install` will do, decided and checked; nothing written yet."""
+
+    root: Path
+    files: tuple[_Planned, ...]
+    guidance: tuple[GuidanceChange, ...]
+
+    def carry_out(self) -> InstallReport:
+        changes = _carry_out(list(self.files), self.root, adding=True)
+        write_guidance(list(self.guidance))
+        return InstallReport((*changes, *_guidance_changes(list(self.guidance))))
+
+
+def plan_install(
+    root: Path,
+    *,
+    claude_config_dir: Path,
+    scope: str = "project",
+    launcher: Launcher | None = None,
+) -> InstallPlan:
+    """Read and check every file `install` touches; raises (InvalidClaudeSettings,
+    StorageError) before anything is written."""
+    edits = _edits(
+        root, claude_config_dir, scope, adding=True, launcher=launcher or find_launcher()
+    )
+    files = _plan(edits, adding=True)
+    guidance = plan_install_guidance(guidance_dir(scope, root, claude_config_dir))
+    return InstallPlan(root, tuple(files), tuple(guidance))
 
 
 def install(
@@ -260,23 +336,20 @@ def install(
 ) -> InstallReport:
     """Add our hooks to the settings file of `scope`, our server to `<root>/.mcp.json`, and its
     approval to `<root>/.claude/settings.local.json` (what Claude Code's approval prompt would
-    store; it is ignored in the committed settings.json). Every file is read and checked before
-    any is written. Idempotent. Then the skills and slash commands (guidance.py)."""
-    edits = _edits(
-        root, claude_config_dir, scope, adding=True, launcher=launcher or find_launcher()
-    )
-    report = _apply(edits, root, adding=True)
-    added = install_guidance(guidance_dir(scope, root, claude_config_dir))
-    return InstallReport(report.changes + _guidance_changes(added))
+    store; it is ignored in the committed settings.json); then the skills and slash commands
+    (guidance.py). Every file is read and checked before any is written. Idempotent."""
+    plan = plan_install(root, claude_config_dir=claude_config_dir, scope=scope, launcher=launcher)
+    return plan.carry_out()
 
 
 def uninstall(root: Path, *, claude_config_dir: Path, scope: str = "project") -> InstallReport:
     """Remove exactly what `install` adds: our hook entries (from the settings file of `scope`),
     the approval, our MCP server entry, and the skills and commands identical to ours. Files
     left empty are deleted; all else is kept."""
-    removed = uninstall_guidance(guidance_dir(scope, root, claude_config_dir))
     edits = _edits(root, claude_config_dir, scope, adding=False, launcher=Launcher(()))
-    report = _apply(edits, root, adding=False)
+    files = _plan(edits, adding=False)
+    removed = uninstall_guidance(guidance_dir(scope, root, claude_config_dir))
+    report = InstallReport(tuple(_carry_out(files, root, adding=False)))
     if (root / ".claude").is_dir() and not any((root / ".claude").iterdir()):
         with contextlib.suppress(OSError):
             (root / ".claude").rmdir()
@@ -284,4 +357,5 @@ def uninstall(root: Path, *, claude_config_dir: Path, scope: str = "project") ->
 
 
 def _guidance_changes(changes: list[GuidanceChange]) -> tuple[FileChange, ...]:
+    """As FileChanges, for the report."""
     return tuple(FileChange(c.path, "agent guidance", c.action) for c in changes)

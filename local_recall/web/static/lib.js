@@ -2,7 +2,22 @@
 // (text is always set as text: nothing from a memory is parsed as HTML, except the body HTML
 // the server rendered with raw HTML escaped), and the memory editor.
 
-export const TOKEN = new URLSearchParams(location.search).get("token") || "";
+// The token arrives once: in the fragment (`#token=…`, from the launcher page `local-recall ui`
+// opens, never sent to any server) or the query (`?token=…`, the URL printed by
+// `local-recall ui --no-browser`). It is kept in this tab's sessionStorage, which, unlike a
+// cookie, no other port of 127.0.0.1 can read, and removed from the address bar at once.
+function takeToken() {
+  const hash = location.hash.startsWith("#token=") ? decodeURIComponent(location.hash.slice(7)) : "";
+  const query = new URLSearchParams(location.search).get("token") || "";
+  const given = hash || query;
+  if (given) {
+    sessionStorage.setItem("recall-token", given);
+    history.replaceState(null, "", location.pathname + (hash ? "" : location.hash));
+  }
+  return given || sessionStorage.getItem("recall-token") || "";
+}
+
+export const TOKEN = takeToken();
 
 export async function api(path, body) {
   const options = { headers: { "X-Recall-Token": TOKEN } };
