@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from local_recall.capture.pipeline import PassProgress
     from local_recall.capture.report import PassReport
     from local_recall.capture.transcripts.model import TranscriptFile
+    from local_recall.org.service import OrgService
 
 
 class SaveOptions(TypedDict, total=False):
@@ -85,6 +86,7 @@ class Recall:
             self.layout.summaries_dir, self.layout.state_dir, kind="session", new_id=settings.new_id
         )
         self._searcher: Searcher | None = None
+        self._org: OrgService | None = None
         self.lifecycle = Lifecycle(
             self.layout, self.memories, config.lifecycle, settings.environ, settings.clock
         )
@@ -258,13 +260,31 @@ class Recall:
         ]
 
     def query(
-        self, query: SearchQuery, *, sync: bool = True, use_index: bool = True
+        self, query: SearchQuery, *, sync: bool = True, use_index: bool = True, org: bool = False
     ) -> SearchResult:
         """The memories that answer `query`, best first (score 0..1), each with its Memory, and
         whether (and why) the search ran degraded. `sync=True` first brings the index up to
-        date with the files (cheap when nothing changed). `use_index=False` answers from the
-        files alone (word match + fuzzy; no LanceDB, no model: fast in a new process)."""
-        return self.searcher.run(query, sync=sync, use_index=use_index)
+        date with the files. `use_index=False` answers from the files alone (no LanceDB, no
+        model). `org=True` also asks the org index (docs/org.md): its hits carry `repo`."""
+        local = self.searcher.run(query, sync=sync, use_index=use_index)
+        if not org:
+            return local
+        limit = query.limit if query.limit is not None else self.config.search.default_limit
+        return self.org.search(query, local, limit=limit)
+
+    @property
+    def org(self) -> OrgService:  # imported on first use: the hooks never pay for it
+        if self._org is None:
+            from local_recall.org.service import OrgService
+
+            self._org = OrgService(
+                self.root,
+                self.config,
+                self.settings.environ,
+                memories=lambda: self.memories.scan().memories,
+                embedder=lambda: self.searcher.embedder,
+            )
+        return self._org
 
     def search(
         self,

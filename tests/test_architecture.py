@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "capture": 3,
     "lifecycle": 3,
     "settings": 4,
+    "org": 4,  # publishes to and searches the org index: over search, under the facade
     "ollama_client": 1,
     "recall": 5,
     # adapters: they translate protocols and may use each other (the CLI starts the daemon,
@@ -54,6 +55,7 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
             "cli.lifecycle",
             "cli.review",
             "cli.ui",
+            "cli.org",
         }
     ),
     "mcp": frozenset({"claude_code.mcp_server"}),
@@ -94,6 +96,7 @@ PURE = frozenset(
         "lifecycle.ranking",
         "lifecycle.consolidation",
         "web.guard",
+        "org.plan",
     }
 )
 PURE_ALLOWED = frozenset({"errors", "memory.model", *PURE})

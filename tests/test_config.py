@@ -85,6 +85,7 @@ def test_schema_is_derived_from_the_typed_sections() -> None:
         "daemon",
         "lifecycle",
         "review",
+        "org",
     ]
     for section, keys in SCHEMA.items():
         for key, spec in keys.items():
@@ -100,3 +101,17 @@ def test_sections_are_frozen() -> None:
 
     with pytest.raises(dataclasses.FrozenInstanceError):
         Config().search.min_score = 0.5  # type: ignore[misc]
+
+
+def test_a_committed_org_uri_is_kept_unless_it_carries_credentials(tmp_path: Path) -> None:
+    from local_recall.repo.config import load_config
+
+    path = tmp_path / "config.toml"
+    path.write_text('[org]\nuri = "s3://team-bucket/recall"\n')
+    assert load_config(path, {}).org.uri == "s3://team-bucket/recall"
+    path.write_text('[org]\nuri = "s3://AKIAEXAMPLE:secret@team-bucket/recall"\n')
+    config = load_config(path, {})
+    assert config.org.uri == ""
+    assert "credentials come from the environment" in config.ignored[0]
+    # the user's own environment may say anything
+    assert load_config(path, {"LOCAL_RECALL_ORG_URI": "s3://mine/x"}).org.uri == "s3://mine/x"

@@ -178,6 +178,22 @@ class ReviewConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class OrgConfig:
+    uri: str = _key(
+        "",
+        "Where `publish` writes and `search --org` reads the org index (s3://bucket/prefix, "
+        "s3+ddb://…, gs://, az://, a folder); never credentials (docs/org.md).",
+    )
+    name: str = _key("", "This repository's dataset name; empty = from the remote URL.")
+    timeout_seconds: float = _key(
+        5.0, "`search --org` answers with local hits alone after this long.", minimum=0.1
+    )
+    hook: bool = _key(
+        False, "The prompt hook also searches the local copy made by `local-recall org pull`."
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Validated settings, one typed section per TOML table: `config.search.min_score`."""
 
@@ -191,6 +207,7 @@ class Config:
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
     review: ReviewConfig = field(default_factory=ReviewConfig)
+    org: OrgConfig = field(default_factory=OrgConfig)
     source: Path | None = None
     # committed values not applied: machine keys naming another machine (repo/config_trust.py)
     ignored: tuple[str, ...] = ()

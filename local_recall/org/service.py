@@ -1,0 +1,132 @@
+"""The org side of the facade: `Recall.org` (publish) and `Recall.query(..., org=True)`.
+
+    service = OrgService(root, config, environ, memories=scan, embedder=get_embedder)
+    report = service.publish(to=None, name=None)      # `local-recall publish`
+    result = service.search(query, local_result, limit=10)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from local_recall.errors import EmbedderUnavailable, InvalidInput, OrgUnavailable
+from local_recall.memory.model import Memory
+from local_recall.org.identity import remote_url, repo_identity
+from local_recall.org.plan import dataset_name, merge_hits, storage_options
+from local_recall.org.publish import Progress, PublishReport, Target, publish
+from local_recall.org.search import OrgFound, OrgSearcher
+from local_recall.repo.config import Config
+from local_recall.search.embedders import Embedder, embedder_fingerprint
+from local_recall.search.query import SearchHit, SearchQuery, SearchResult
+from local_recall.search.scoring import snippet
+from local_recall.search.text_terms import query_terms, query_text
+
+ORG_DEPTH = 50  # candidates per signal and dataset (the local index's depth above 5k rows)
+
+
+class OrgService:
+    def __init__(
+        self,
+        root: Path,
+        config: Config,
+        environ: Mapping[str, str],
+        *,
+        memories: Callable[[], Sequence[Memory]],
+        embedder: Callable[[], Embedder],
+    ) -> None:
+        self.root = root
+        self.config = config.org
+        self.ann_threshold = config.search.ann_threshold
+        self.environ = environ
+        self._memories = memories
+        self._embedder = embedder
+        self._searchers: dict[str, OrgSearcher] = {}
+        self._own: list[str | None] = []
+        self._lock = threading.Lock()
+
+    def target(self, uri: str | None = None) -> Target:
+        chosen = (uri or self.config.uri).strip()
+        if not chosen:
+            raise InvalidInput(
+                "no org URI: pass --to, or set [org] uri in local-recall/config.toml "
+                "or LOCAL_RECALL_ORG_URI (docs/org.md)"
+            )
+        if "://" not in chosen:  # a folder: relative to the repository, like every path here
+            chosen = str((self.root / chosen).resolve())
+        options = storage_options(chosen, self.environ, timeout=self.config.timeout_seconds)
+        return Target(chosen, options)
+
+    def publish(
+        self,
+        *,
+        to: str | None = None,
+        name: str | None = None,
+        progress: Progress | None = None,
+    ) -> PublishReport:
+        identity = repo_identity(self.root, self.environ, name or self.config.name)
+        target = self.target(to)
+        # A publish waits for the store as long as it needs (CI), unlike a search.
+        options = storage_options(target.uri, self.environ, timeout=60.0)
+        return publish(
+            Target(target.uri, options),
+            identity,
+            self._memories(),
+            self._embedder(),
+            ann_threshold=self.ann_threshold,
+            progress=progress,
+        )
+
+    def own_name(self) -> str | None:
+        """This repository's dataset name (left out of its own org searches: the local index
+        answers for it), None when it has none."""
+        if not self._own:
+            if self.config.name:
+                self._own.append(self.config.name)
+            else:
+                remote = remote_url(self.root, self.environ)
+                self._own.append(dataset_name(remote) if remote else None)
+        return self._own[0]
+
+    def searcher(self, uri: str | None = None) -> OrgSearcher:
+        target = self.target(uri)
+        with self._lock:
+            found = self._searchers.get(target.uri)
+            if found is None:
+                found = OrgSearcher(
+                    target, own=self.own_name(), timeout=self.config.timeout_seconds
+                )
+                self._searchers[target.uri] = found
+            return found
+
+    def search(self, query: SearchQuery, local: SearchResult, *, limit: int) -> SearchResult:
+        """`local` with the org's hits merged in by score (this repository's own dataset is
+        left out: the local index answers for it). A store that cannot be reached
+        leaves `local` as it is, with a note saying so."""
+        text = query_text(query.text)
+        if not text or query.kind == "thinking":  # the org index holds episodic memories
+            return local
+        vector = None
+        fingerprint = None
+        if query.mode in ("hybrid", "semantic"):
+            try:
+                embedder = self._embedder()
+                vector = embedder.embed_query(text)
+                fingerprint = embedder_fingerprint(embedder)
+            except EmbedderUnavailable:
+                vector = None
+        try:
+            found = self.searcher().search(text, vector, embedder=fingerprint, depth=ORG_DEPTH)
+        except OrgUnavailable as exc:
+            found = OrgFound(notes=(str(exc),))
+        terms = query_terms(text)
+        hits = [
+            SearchHit(
+                hit.memory, hit.score, snippet(hit.memory.body, terms), hit.signals, None, hit.repo
+            )
+            for hit in found.hits
+        ]
+        merged = merge_hits(local.hits, hits, query, limit=limit)
+        return replace(local, hits=merged, notes=(*local.notes, *found.notes))
