@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 from local_recall.errors import InvalidMemoryFile, StorageError
 from local_recall.lifecycle import review
@@ -260,17 +260,21 @@ class Recall:
         ]
 
     def query(
-        self, query: SearchQuery, *, sync: bool = True, use_index: bool = True, org: bool = False
+        self,
+        query: SearchQuery,
+        *,
+        sync: bool = True,
+        use_index: bool = True,
+        org: bool | Literal["mirror"] = False,
     ) -> SearchResult:
-        """The memories that answer `query`, best first (score 0..1), each with its Memory, and
-        whether (and why) the search ran degraded. `sync=True` first brings the index up to
-        date with the files. `use_index=False` answers from the files alone (no LanceDB, no
-        model). `org=True` also asks the org index (docs/org.md): its hits carry `repo`."""
+        """The hits that answer `query`, best first (score 0..1), and why the search ran degraded.
+        `sync`: update the index first; `use_index=False`: the files alone (no LanceDB, no
+        model); `org=True`: the org index too, "mirror": its local copy (docs/org.md)."""
         local = self.searcher.run(query, sync=sync, use_index=use_index)
         if not org:
             return local
-        limit = query.limit if query.limit is not None else self.config.search.default_limit
-        return self.org.search(query, local, limit=limit)
+        limit = query.limit or self.config.search.default_limit
+        return self.org.search(query, local, limit=limit, source=str(org).lower())
 
     @property
     def org(self) -> OrgService:  # imported on first use: the hooks never pay for it
@@ -283,6 +287,7 @@ class Recall:
                 self.settings.environ,
                 memories=lambda: self.memories.scan().memories,
                 embedder=lambda: self.searcher.embedder,
+                state_dir=self.layout.state_dir,
             )
         return self._org
 

@@ -302,3 +302,35 @@ def test_mcp_search_with_the_org_flag(
     assert org_rows[0]["repo"] == "github.com--acme--alpha"
     assert "marker-alpha-7731" in org_rows[0]["content"]
     assert os.path.isdir(gamma)
+
+
+def test_pulled_copy_answers_the_hook_opt_in_without_the_store(
+    tmp_path: Path, s3: S3Server, org_uri: str, minilm: Embedder
+) -> None:
+    from local_recall.daemon.query_server import QueryService
+
+    alpha = make_repo(tmp_path / "alpha", "git@github.com:acme/alpha.git", ALPHA)
+    beta = make_repo(tmp_path / "beta", "git@github.com:acme/beta.git", BETA)
+    for root in (alpha, beta):
+        open_recall(root, s3.env(), minilm).org.publish(to=org_uri)
+    gamma = make_repo(tmp_path / "gamma", "git@github.com:acme/gamma.git", {})
+    env = {**s3.env(), "LOCAL_RECALL_ORG_URI": org_uri, "LOCAL_RECALL_ORG_HOOK": "true"}
+    recall = open_recall(gamma, env, minilm)
+    first = recall.org.pull()
+    assert (first.datasets, first.rows, first.notes) == (2, 3, ())
+    assert recall.org.pull().datasets == 0  # nothing moved: nothing copied
+    # the store goes away: the copy still answers, through the daemon's search (the hook's)
+    offline = open_recall(gamma, {**env, "AWS_ENDPOINT_URL": "http://127.0.0.1:1"}, minilm)
+    service = QueryService(offline, on_transcript_done=lambda _: None, describe=dict)
+    reply = service.handle({"op": "search", "query": "how did we fix the consumer lag?"})
+    repos = {hit.get("repo") for hit in reply["hits"]}
+    assert {"github.com--acme--alpha", "github.com--acme--beta"} <= repos, reply
+    # an edit is published, then pulled: only that repository is copied again
+    alpha_recall = open_recall(alpha, s3.env(), minilm)
+    kafka = next(m for m in alpha_recall.list() if m.subject.startswith("Kafka"))
+    alpha_recall.update(kafka.id, body="Lag fixed by a bigger fetch size. marker-pulled-edit")
+    alpha_recall.org.publish(to=org_uri)
+    again = recall.org.pull()
+    assert (again.datasets, again.unchanged) == (1, 1)
+    found = recall.query(SearchQuery("bigger fetch size lag"), org="mirror")
+    assert "marker-pulled-edit" in found.hits[0].memory.body

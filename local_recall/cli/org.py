@@ -54,3 +54,27 @@ def publish(app: AppContext, to: str | None, name: str | None, as_json: bool) ->
             "(local-recall check)",
             err=True,
         )
+
+
+@cli.group(name="org")
+def org_group() -> None:
+    """The org index: a local copy for the prompt hook (docs/org.md)."""
+
+
+@org_group.command()
+@click.option("--from", "source", default=None, metavar="URI", help="Default: [org] uri.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_app
+def pull(app: AppContext, source: str | None, as_json: bool) -> None:
+    """Copy the org index into local-recall/state/org-mirror/ (what changed only), for the
+    prompt hook's opt-in ([org] hook = true): searching it makes no request."""
+    report = app.recall.org.pull(source)
+    for note in report.notes:
+        click.echo(f"warning: {note}", err=True)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    click.echo(
+        f"{report.uri}: {report.datasets} repositories copied ({report.rows} memories), "
+        f"{report.unchanged} unchanged, {report.removed} removed in {report.seconds:.2f} s"
+    )

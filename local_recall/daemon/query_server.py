@@ -342,6 +342,9 @@ class QueryService:
         query = SearchQuery(
             request.query, scope=request.scope, limit=request.limit, min_score=request.min_score
         )
+        if self._recall.config.org.hook:  # opt-in: the local copy `org pull` made (docs/org.md)
+            with self._lock:
+                return self._recall.query(query, sync=False, org="mirror")
         return self.query(query)
 
     def query(self, query: SearchQuery) -> SearchResult:

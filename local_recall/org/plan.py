@@ -264,8 +264,9 @@ def merge_hits(
     return tuple(hit for hit, _ in both[:limit])
 
 
+NO_PERMISSION: Final = "no permission to read it"
 _STORE_ERRORS: Final = (
-    (("accessdenied", "access denied", "forbidden", " 403"), "no permission to read it"),
+    (("accessdenied", "access denied", "forbidden", " 403"), NO_PERMISSION),
     (("nosuchbucket", "bucket does not exist"), "the bucket does not exist"),
     (
         ("connection refused", "error sending", "timed out", "timeout", "dns error", "retryerror"),

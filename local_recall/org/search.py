@@ -23,13 +23,19 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from local_recall.errors import IndexUnavailable
-from local_recall.memory.model import Memory
+from local_recall.org.candidates import (
+    OrgHit,
+    OrgQuery,
+    TermsCache,
+    gather,
+    score_candidates,
+)
 from local_recall.org.plan import (
     META_KEY,
     RepoIdentity,
@@ -38,22 +44,11 @@ from local_recall.org.plan import (
     shown_uri,
 )
 from local_recall.org.publish import Target
-from local_recall.org.rows import HIT_COLUMNS, parse_meta_body, row_memory
+from local_recall.org.rows import parse_meta_body
 from local_recall.search.index import SharedStore, SharedTable
 from local_recall.search.relevance import (
-    QueryProfile,
     TermStats,
-    extract_features,
-    memory_terms,
     query_profile,
-    term_stats,
-)
-from local_recall.search.scoring import (
-    Signals,
-    gather_signals,
-    ran_signals,
-    score_hit,
-    with_features,
 )
 from local_recall.search.text_terms import query_terms
 
@@ -67,15 +62,6 @@ MAX_WORKERS: Final = 16  # datasets asked at once
 # A long-lived process (MCP server, daemon) sees a newer publish within this; each check
 # costs requests (docs/org.md#consistency). A CLI search opens every table fresh anyway.
 CONSISTENCY: Final = timedelta(seconds=60)
-
-
-@dataclass(frozen=True, slots=True)
-class OrgHit:
-    repo: str  # dataset name
-    remote: str  # the repository's remote URL as published ("" unknown)
-    memory: Memory
-    signals: Signals
-    score: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +91,7 @@ class OrgSearcher:
         self.timeout = timeout
         self._store = SharedStore(target.uri, target.options, consistency=CONSISTENCY)
         self._datasets: dict[str, _Dataset] = {}
+        self._terms = TermsCache()
         self._lock = threading.Lock()
 
     def search(
@@ -124,12 +111,8 @@ class OrgSearcher:
         if isinstance(listed, BaseException):
             return OrgFound(notes=(f"org index {where}: {describe_store_error(str(listed))}",))
         names = [n for n in listed if n != self.own]
-        profile = query_profile(text)
-        terms = query_terms(text)
-        tasks = [
-            (name, _bind(self._search_one, name, profile, terms, query_vector, embedder, depth))
-            for name in names
-        ]
+        query = OrgQuery(query_profile(text), query_terms(text), query_vector, depth)
+        tasks = [(name, _bind(self._search_one, name, query, embedder)) for name in names]
         results = _run_all(tasks, deadline)
         hits: list[OrgHit] = []
         notes: list[str] = []
@@ -166,83 +149,30 @@ class OrgSearcher:
         return found
 
     def _search_one(
-        self,
-        name: str,
-        profile: QueryProfile,
-        terms: list[str],
-        query_vector: npt.NDArray[np.float32] | None,
-        embedder: str | None,
-        depth: int,
+        self, name: str, query: OrgQuery, embedder: str | None
     ) -> tuple[list[OrgHit], str | None]:
-        import numpy as np
-
         dataset = self._dataset(name)
         note = None
-        same_model = query_vector is not None and dataset.embedder == embedder
-        if query_vector is not None and not same_model:
+        same_model = query.vector is not None and dataset.embedder == embedder
+        if query.vector is not None and not same_model:
             note = f"published with embedder {dataset.embedder}, searched by its words only"
-        rows: dict[str, dict[str, Any]] = {}
-        vector: dict[str, float] = {}
-        text: dict[str, float] = {}
-        if same_model and query_vector is not None:
-            found = dataset.table.nearest(query_vector, limit=depth + 1, columns=HIT_COLUMNS)
-            for row in found.to_pylist():
-                if row["key"] != META_KEY:
-                    rows[row["key"]] = row
-                    vector[row["key"]] = 1.0 - float(row["_distance"])
-        if terms:
-            found = dataset.table.matching(terms, limit=depth, columns=HIT_COLUMNS)
-            for row in found.to_pylist():
-                if row["key"] != META_KEY:
-                    rows.setdefault(row["key"], row)
-                    text[row["key"]] = float(row["_score"])
-        memories = {key: m for key, row in rows.items() if (m := row_memory(row)) is not None}
-        if not memories:
-            return [], note
-        stats = dataset.stats
-        if stats is None:  # no meta row: the candidates' own statistics (rough idf)
-            stats = term_stats(
-                memory_terms(m.subject, m.keywords, m.body) for m in memories.values()
-            )
-            note = note or "no term statistics published; scores are rough"
-        ran = ran_signals(vector=same_model, text=True, fuzzy=True)
-        signals = gather_signals(
-            vector,
-            text,
-            {},
-            ran=ran,
-            vector_missing=min(vector.values()) if len(vector) >= depth else None,
-            text_missing=min(text.values()) if len(text) >= depth else None,
-            terms=len(terms),
+        found = gather(dataset.table, query, use_vector=same_model, skip=_is_meta)
+        hits, rough = score_candidates(
+            found,
+            query,
+            use_vector=same_model,
+            stats_of=lambda _: dataset.stats,
+            repo_of=lambda _: name,
+            remote_of=lambda _: dataset.identity.remote if dataset.identity else "",
+            terms=self._terms,
         )
-        remote = dataset.identity.remote if dataset.identity else ""
-        hits = []
-        for key, memory in memories.items():
-            cosine = None
-            if same_model and query_vector is not None:
-                cosine = _best_cosine(rows[key], query_vector)
-            features = extract_features(
-                profile, memory_terms(memory.subject, memory.keywords, memory.body), stats, cosine
-            )
-            ready = with_features(signals[key], features)
-            score = score_hit(ready)
-            if score > 0:
-                hits.append(OrgHit(name, remote, memory, ready, float(np.float32(score))))
+        if rough:
+            note = note or "no term statistics published; scores are rough"
         return hits, note
 
 
-def _best_cosine(row: dict[str, Any], query: npt.NDArray[np.float32]) -> float | None:
-    """The best cosine of a row's whole-text and passage vectors (all unit length)."""
-    import numpy as np
-
-    vectors = [row["vector"], *(row.get("passages") or [])]
-    try:
-        matrix = np.asarray(vectors, dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[1] != query.shape[0]:
-            return None
-        return float((matrix @ query.astype(np.float32)).max())
-    except (TypeError, ValueError):
-        return None
+def _is_meta(row: Mapping[str, Any]) -> bool:
+    return bool(row["key"] == META_KEY)
 
 
 def _bind(function: Callable[..., Any], *args: Any) -> Callable[[], Any]:

@@ -1,8 +1,8 @@
 """The org side of the facade: `Recall.org` (publish) and `Recall.query(..., org=True)`.
 
-    service = OrgService(root, config, environ, memories=scan, embedder=get_embedder)
-    report = service.publish(to=None, name=None)      # `local-recall publish`
-    result = service.search(query, local_result, limit=10)
+service = OrgService(root, config, environ, memories=scan, embedder=get_embedder)
+report = service.publish(to=None, name=None)      # `local-recall publish`
+result = service.search(query, local_result, limit=10)
 """
 
 from __future__ import annotations
@@ -12,19 +12,28 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from local_recall.errors import EmbedderUnavailable, InvalidInput, OrgUnavailable
+from local_recall.errors import (
+    EmbedderUnavailable,
+    IndexUnavailable,
+    InvalidInput,
+    OrgUnavailable,
+)
 from local_recall.memory.model import Memory
 from local_recall.org.identity import remote_url, repo_identity
+from local_recall.org.mirror import Mirror, PullReport
 from local_recall.org.plan import dataset_name, merge_hits, storage_options
 from local_recall.org.publish import Progress, PublishReport, Target, publish
 from local_recall.org.search import OrgFound, OrgSearcher
 from local_recall.repo.config import Config
 from local_recall.search.embedders import Embedder, embedder_fingerprint
+from local_recall.search.index import SharedStore
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.scoring import snippet
 from local_recall.search.text_terms import query_terms, query_text
 
-ORG_DEPTH = 50  # candidates per signal and dataset (the local index's depth above 5k rows)
+# Candidates per signal and dataset: twice the hits wanted, at least 10. Each dataset's best
+# few are all that can make a merged top 10; deeper lists cost scoring time per repository.
+MIN_ORG_DEPTH = 10
 
 
 class OrgService:
@@ -36,8 +45,11 @@ class OrgService:
         *,
         memories: Callable[[], Sequence[Memory]],
         embedder: Callable[[], Embedder],
+        state_dir: Path,
     ) -> None:
         self.root = root
+        self.mirror_dir = state_dir / "org-mirror"
+        self._mirror: Mirror | None = None
         self.config = config.org
         self.ann_threshold = config.search.ann_threshold
         self.environ = environ
@@ -101,9 +113,27 @@ class OrgService:
                 self._searchers[target.uri] = found
             return found
 
-    def search(self, query: SearchQuery, local: SearchResult, *, limit: int) -> SearchResult:
+    def mirror(self) -> Mirror:
+        embedder = self._embedder()
+        fingerprint = embedder_fingerprint(embedder)
+        if self._mirror is None or self._mirror.embedder != fingerprint:
+            self._mirror = Mirror(self.mirror_dir, fingerprint, embedder.dim, own=self.own_name())
+        return self._mirror
+
+    def pull(self, uri: str | None = None) -> PullReport:
+        """Bring the local copy (`org pull`) up to date with the store."""
+        target = self.target(uri)
+        options = storage_options(target.uri, self.environ, timeout=60.0)
+        source = SharedStore(target.uri, options)
+        return self.mirror().pull(source, uri=target.uri, ann_threshold=self.ann_threshold)
+
+    def search(
+        self, query: SearchQuery, local: SearchResult, *, limit: int, source: str = "live"
+    ) -> SearchResult:
         """`local` with the org's hits merged in by score (this repository's own dataset is
-        left out: the local index answers for it). A store that cannot be reached
+        left out: the local index answers for it). `source`: "live" asks the store, "mirror"
+        the local copy `org pull` made (the prompt hook's opt-in: no request leaves the
+        machine). A store that cannot be reached
         leaves `local` as it is, with a note saying so."""
         text = query_text(query.text)
         if not text or query.kind == "thinking":  # the org index holds episodic memories
@@ -117,10 +147,14 @@ class OrgService:
                 fingerprint = embedder_fingerprint(embedder)
             except EmbedderUnavailable:
                 vector = None
+        depth = max(MIN_ORG_DEPTH, 2 * limit)
         try:
-            found = self.searcher().search(text, vector, embedder=fingerprint, depth=ORG_DEPTH)
-        except OrgUnavailable as exc:
-            found = OrgFound(notes=(str(exc),))
+            if source == "mirror":  # else "live" (or "true", as Recall.query passes it)
+                found = self.mirror().search(text, vector, embedder=fingerprint, depth=depth)
+            else:
+                found = self.searcher().search(text, vector, embedder=fingerprint, depth=depth)
+        except (OrgUnavailable, IndexUnavailable) as exc:
+            found = OrgFound(notes=(f"org: {exc}",))
         terms = query_terms(text)
         hits = [
             SearchHit(
