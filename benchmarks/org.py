@@ -43,9 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from local_recall.memory.model import Memory, content_hash  # noqa: E402
+from local_recall.org.mirror import Mirror  # noqa: E402
 from local_recall.org.plan import RepoIdentity, storage_options  # noqa: E402
 from local_recall.org.publish import Target, publish  # noqa: E402
 from local_recall.org.search import OrgSearcher  # noqa: E402
+from local_recall.search.index import SharedStore  # noqa: E402
+
+FINGERPRINT = "hashing:bag-of-words-384:384"
 
 WORDS = [
     "cache", "index", "daemon", "socket", "hook", "transcript", "config", "lock", "queue",
@@ -107,7 +111,7 @@ def synthetic(repo: int, count: int, seed: int = 11) -> list[Memory]:
 
 def percentile(values: Sequence[float], share: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def run_config(
@@ -147,18 +151,35 @@ def run_config(
     searcher = OrgSearcher(Target(uri, search_options), own=None, timeout=30.0)
     t = time.perf_counter()
     first = searcher.search(
-        texts[0], embedder.embed_query(texts[0]), embedder="hashing:bag-of-words-384:384", depth=50
+        texts[0], embedder.embed_query(texts[0]), embedder=FINGERPRINT, depth=50
     )
     cold_s = time.perf_counter() - t
     assert first.answered == repos, first.notes
     warm = []
+    cpu = time.process_time()
     for text in texts[1:]:
         t = time.perf_counter()
-        found = searcher.search(
-            text, embedder.embed_query(text), embedder="hashing:bag-of-words-384:384", depth=50
-        )
+        found = searcher.search(text, embedder.embed_query(text), embedder=FINGERPRINT, depth=50)
         warm.append(time.perf_counter() - t)
         assert found.answered == repos and found.hits, found.notes
+    search_cpu = (time.process_time() - cpu) / len(warm)
+    mirror = Mirror(Path(tempfile.mkdtemp(prefix="org-mirror-")), FINGERPRINT, 384, own=None)
+    source = SharedStore(uri, publish_options)
+    t = time.perf_counter()
+    pulled = mirror.pull(source, uri=uri, ann_threshold=5_000)
+    pull_s = time.perf_counter() - t
+    assert pulled.datasets == repos, pulled.notes
+    t = time.perf_counter()
+    assert mirror.pull(source, uri=uri, ann_threshold=5_000).datasets == 0
+    repull_s = time.perf_counter() - t
+    mirror_times = []
+    cpu = time.process_time()
+    for text in texts[1:]:
+        t = time.perf_counter()
+        found = mirror.search(text, embedder.embed_query(text), embedder=FINGERPRINT, depth=20)
+        mirror_times.append(time.perf_counter() - t)
+        assert found.hits
+    mirror_cpu = (time.process_time() - cpu) / len(mirror_times)
     return {
         "repos": repos,
         "rows": rows,
@@ -171,6 +192,12 @@ def run_config(
         "cold_first_search_s": round(cold_s, 3),
         "search_p50_ms": round(1000 * statistics.median(warm), 1),
         "search_p95_ms": round(1000 * percentile(warm, 0.95), 1),
+        "search_cpu_ms": round(1000 * search_cpu, 1),
+        "pull_s": round(pull_s, 2),
+        "noop_pull_s": round(repull_s, 3),
+        "mirror_search_p50_ms": round(1000 * statistics.median(mirror_times), 1),
+        "mirror_search_p95_ms": round(1000 * percentile(mirror_times, 0.95), 1),
+        "mirror_search_cpu_ms": round(1000 * mirror_cpu, 1),
     }
 
 
@@ -196,7 +223,7 @@ def minilm_publish(uri: str, env: dict[str, str], count: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main() -> None:  # noqa: PLR0912 (one loop per axis of the table)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", default="10,100")
     parser.add_argument("--rows", default="10000,100000")
@@ -207,12 +234,14 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="org-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     import lancedb  # noqa: F401
 
     import_s = time.perf_counter() - t
     results: dict[str, Any] = {
-        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
         "load_before": os.getloadavg(),
         "lancedb_import_s": round(import_s, 2),
         "runs": [],

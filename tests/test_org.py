@@ -325,6 +325,8 @@ def test_pulled_copy_answers_the_hook_opt_in_without_the_store(
     reply = service.handle({"op": "search", "query": "how did we fix the consumer lag?"})
     repos = {hit.get("repo") for hit in reply["hits"]}
     assert {"github.com--acme--alpha", "github.com--acme--beta"} <= repos, reply
+    labelled = [hit["subject"] for hit in reply["hits"] if hit.get("repo")]
+    assert all(subject.startswith("[github.com--acme--") for subject in labelled)
     # an edit is published, then pulled: only that repository is copied again
     alpha_recall = open_recall(alpha, s3.env(), minilm)
     kafka = next(m for m in alpha_recall.list() if m.subject.startswith("Kafka"))

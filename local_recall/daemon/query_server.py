@@ -27,7 +27,7 @@ from local_recall.lifecycle.service import Life
 from local_recall.memory.model import Memory, format_timestamp
 from local_recall.repo.files import read_text_nofollow, write_text_atomic
 from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
-from local_recall.search.query import SearchQuery, SearchResult
+from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 
 if TYPE_CHECKING:
     from local_recall.recall import Recall
@@ -312,7 +312,7 @@ class QueryService:
             result = self.search(parsed)
             return {
                 "ok": True,
-                "hits": [hit.to_json(with_body=parsed.with_body) for hit in result.hits],
+                "hits": [_hit_json(hit, with_body=parsed.with_body) for hit in result.hits],
                 "degraded": result.degraded_reason,
             }
         if op == "index_summary":
@@ -375,6 +375,15 @@ class QueryService:
         lives = recall.lifecycle.life_of(memories)  # the cached snapshot: no git
         notes = [memory_note(m, life) for m, life in zip(memories, lives, strict=True)]
         return len(notes), rank_for_session(notes, source)[:limit]
+
+
+def _hit_json(hit: SearchHit, *, with_body: bool) -> dict[str, Any]:
+    """A hit for the hook; an org hit's subject names its repository (the hook shows the
+    subject, and a memory of another repository must not read as one of this one's)."""
+    data = hit.to_json(with_body=with_body)
+    if hit.repo is not None:
+        data["subject"] = f"[{hit.repo}] {hit.subject}"
+    return data
 
 
 def summary_note(memory: Memory) -> SummaryNote:

@@ -165,7 +165,13 @@ def _open_or_create(
         return table, before, None, {str(k): str(f) for k, f in zip(keys, fps, strict=True)}
     log.info("org dataset %s: %s", wanted.repo, reason)
     schema = dataset_schema(wanted.dim, wanted.to_metadata())
-    table = store.create(wanted.repo, schema, overwrite=exists)
+    try:
+        table = store.create(wanted.repo, schema, overwrite=exists)
+    except IndexUnavailable:
+        if exists or wanted.repo not in store.table_names():
+            raise
+        # another publish of this repository created it a moment ago: update that one
+        return _open_or_create(store, wanted)
     return table, before, reason if exists else None, {}
 
 
