@@ -38,6 +38,7 @@ from local_recall.search.scoring import (
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+    import pyarrow as pa
 
 _MAX_CACHED_TERMS: Final = 200_000
 
@@ -76,19 +77,58 @@ def gather(
     skip: Callable[[Mapping[str, Any]], bool],
     columns: tuple[str, ...] = HIT_COLUMNS,
 ) -> Candidates:
-    """The nearest rows and the best full-text rows, each with its columns."""
+    """The nearest rows and the best full-text rows, each with its columns but the vectors,
+    and (with a query vector) its best cosine under `COSINE`."""
     found = Candidates()
     if use_vector and query.vector is not None:
-        for row in table.nearest(query.vector, limit=query.depth + 1, columns=columns).to_pylist():
+        data = table.nearest(query.vector, limit=query.depth + 1, columns=columns)
+        for row in _rows(data, query.vector):
             if not skip(row):
                 found.rows[row["key"]] = row
                 found.vector[row["key"]] = 1.0 - float(row["_distance"])
     if query.terms:
-        for row in table.matching(query.terms, limit=query.depth, columns=columns).to_pylist():
+        data = table.matching(query.terms, limit=query.depth, columns=columns)
+        for row in _rows(data, query.vector if use_vector else None):
             if not skip(row):
                 found.rows.setdefault(row["key"], row)
                 found.text[row["key"]] = float(row["_score"])
     return found
+
+
+COSINE: Final = "_cosine"
+
+
+def _rows(data: pa.Table, query: npt.NDArray[np.float32] | None) -> list[dict[str, Any]]:
+    """Rows as dicts without their vectors (thousands of Python floats each), with the best
+    cosine of each row's whole-text and passage vectors computed in numpy."""
+    rows: list[dict[str, Any]] = data.drop_columns(["vector", "passages"]).to_pylist()
+    if query is None or not rows:
+        return rows
+    best = best_cosines(data, query)
+    for row, cosine in zip(rows, best, strict=True):
+        row[COSINE] = cosine
+    return rows
+
+
+def best_cosines(data: pa.Table, query: npt.NDArray[np.float32]) -> list[float | None]:
+    """Per row: the best cosine of its whole-text and passage vectors (all unit length)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    q = query.astype(np.float32)
+    dim = q.shape[0]
+    vectors = data.column("vector").combine_chunks()
+    if vectors.type.list_size != dim:
+        return [None] * data.num_rows
+    flat = vectors.flatten().to_numpy(zero_copy_only=False)
+    best = np.asarray(flat, dtype=np.float32).reshape(-1, dim) @ q
+    passages = data.column("passages").combine_chunks()
+    parents = pc.list_parent_indices(passages).to_numpy(zero_copy_only=False)
+    if len(parents):
+        inner = pc.list_flatten(passages).flatten().to_numpy(zero_copy_only=False)
+        scores = np.asarray(inner, dtype=np.float32).reshape(-1, dim) @ q
+        np.maximum.at(best, parents, scores)
+    return [float(v) for v in best]
 
 
 class TermsCache:
@@ -147,26 +187,10 @@ def score_candidates(
             if fallback is None:
                 fallback = term_stats(terms.of(repo, k, m) for k, m in memories.items())
             stats, rough = fallback, True
-        cosine = None
-        if use_vector and query.vector is not None:
-            cosine = best_cosine(found.rows[key], query.vector)
+        cosine = found.rows[key].get(COSINE) if use_vector and query.vector is not None else None
         features = extract_features(query.profile, terms.of(repo, key, memory), stats, cosine)
         ready = with_features(signals[key], features)
         score = score_hit(ready)
         if score > 0:
             hits.append(OrgHit(repo, remote_of(repo), memory, ready, score))
     return hits, rough
-
-
-def best_cosine(row: Mapping[str, Any], query: npt.NDArray[np.float32]) -> float | None:
-    """The best cosine of a row's whole-text and passage vectors (all unit length)."""
-    import numpy as np
-
-    vectors = [row["vector"], *(row.get("passages") or [])]
-    try:
-        matrix = np.asarray(vectors, dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[1] != query.shape[0]:
-            return None
-        return float((matrix @ query.astype(np.float32)).max())
-    except (TypeError, ValueError):
-        return None

@@ -132,7 +132,7 @@ class Mirror:
         table = self._table(fresh=not state)
         notes: list[str] = []
         copied: dict[str, int] = {}
-        records: list[dict[str, Any]] = []
+        records: list[pa.Table] = []
         gone_repos = [name for name in known if name not in names]
         for name in names:
             try:
@@ -145,10 +145,7 @@ class Mirror:
                     why = "not a local-recall dataset" if meta is None else meta.embedder
                     notes.append(f"org: not copied {name}: published with {why}")
                     continue
-                for row in dataset.read(list(_COPIED)).to_pylist():
-                    row["repo"] = name
-                    row["key"] = f"{name}/{row['key']}"
-                    records.append(row)
+                records.append(_prefixed(dataset.read(list(_COPIED)), name))
                 copied[name] = version
             except IndexUnavailable as exc:
                 why = describe_store_error(str(exc))
@@ -170,7 +167,7 @@ class Mirror:
             len(copied),
             len(names) - len(copied) - sum(1 for n in notes if n.startswith("org: skipped")),
             len(gone_repos),
-            sum(1 for r in records if r["kind"] != "repo"),
+            sum(t.num_rows - 1 for t in records),  # each holds its meta row
             tuple(notes),
             time.monotonic() - started,
         )
@@ -178,28 +175,45 @@ class Mirror:
     def _apply(
         self,
         table: SharedTable,
-        records: list[dict[str, Any]],
+        records: list[pa.Table],
         copied: Mapping[str, int],
         gone: list[str],
         ann_threshold: int,
     ) -> None:
         """Write the copied datasets' rows and drop what they no longer hold (and every row
-        of a dataset that is gone), in one commit."""
-        repos = [*copied, *gone]
+        of a dataset that is gone), in one commit. Arrow all the way: a row's vectors never
+        become Python floats."""
+        import pyarrow as pa
+
+        repos = {*copied, *gone}
         if not repos:
             return
-        have = table.read(["key", "repo", "fp"]).to_pylist()
-        wanted = {r["key"]: r["fp"] for r in records}
-        stale = [r["key"] for r in have if r["repo"] in repos and r["key"] not in wanted]
-        current = {r["key"]: r["fp"] for r in have}
-        changed = [r for r in records if current.get(r["key"]) != r["fp"]]
+        have = table.read(["key", "repo", "fp"]).to_pydict()
+        current = dict(zip(have["key"], have["fp"], strict=True))
+        schema = _mirror_schema(self.dim, DatasetMeta(ORG_FORMAT, "", self.dim, MIRROR_TABLE))
+        data = (
+            pa.concat_tables([t.select(schema.names).cast(schema) for t in records])
+            if records
+            else None
+        )
+        wanted: set[str] = set()
+        changed = None
+        if data is not None:
+            keys, fps = data.column("key").to_pylist(), data.column("fp").to_pylist()
+            wanted = set(keys)
+            mask = [current.get(k) != f for k, f in zip(keys, fps, strict=True)]
+            changed = data.filter(pa.array(mask)) if any(mask) else None
+        stale = [
+            key
+            for key, repo in zip(have["key"], have["repo"], strict=True)
+            if repo in repos and key not in wanted
+        ]
         for key in stale:
-            if not _SAFE_KEY.match(key) or "'" in key:
+            if not _SAFE_KEY.match(key):
                 raise IndexUnavailable(f"refusing a malformed key {key!r}")
         where = "key IN (" + ", ".join(f"'{k}'" for k in stale) + ")" if stale else None
-        if changed or where:
-            rows = _to_arrow(changed, self.dim) if changed else None
-            table.apply(rows, on="key", delete_where=where)
+        if changed is not None or where:
+            table.apply(changed, on="key", delete_where=where)
             table.maintain(ann_threshold=ann_threshold)
 
     # --- search ---------------------------------------------------------------------------------
@@ -261,8 +275,11 @@ def _mirror_schema(dim: int, meta: DatasetMeta) -> pa.Schema:
     return schema.append(pa.field("repo", pa.string()))
 
 
-def _to_arrow(records: list[dict[str, Any]], dim: int) -> pa.Table:
+def _prefixed(data: pa.Table, repo: str) -> pa.Table:
+    """A dataset's rows as the copy holds them: key `<repo>/<key>`, a `repo` column."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    meta = DatasetMeta(ORG_FORMAT, "", dim, MIRROR_TABLE)
-    return pa.Table.from_pylist(records, schema=_mirror_schema(dim, meta))
+    keys = pc.binary_join_element_wise(pa.scalar(f"{repo}/"), data.column("key"), "")
+    data = data.set_column(data.schema.get_field_index("key"), "key", keys)
+    return data.append_column("repo", pa.array([repo] * data.num_rows, pa.string()))
