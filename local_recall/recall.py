@@ -265,16 +265,16 @@ class Recall:
         *,
         sync: bool = True,
         use_index: bool = True,
-        org: bool | Literal["mirror"] = False,
+        org: bool | Literal["live", "mirror"] = False,  # True: "auto" (docs/org.md)
     ) -> SearchResult:
         """The hits that answer `query`, best first (score 0..1), and why the search ran degraded.
         `sync`: update the index first; `use_index=False`: the files alone (no LanceDB, no
-        model); `org=True`: the org index too, "mirror": its local copy (docs/org.md)."""
+        model); `org`: the org index too (True: its local copy if pulled; docs/org.md)."""
         local = self.searcher.run(query, sync=sync, use_index=use_index)
         if not org:
             return local
         limit = query.limit or self.config.search.default_limit
-        return self.org.search(query, local, limit=limit, source=str(org).lower())
+        return self.org.search(query, local, limit=limit, source="auto" if org is True else org)
 
     @property
     def org(self) -> OrgService:  # imported on first use: the hooks never pay for it
@@ -288,6 +288,7 @@ class Recall:
                 memories=lambda: self.memories.scan().memories,
                 embedder=lambda: self.searcher.embedder,
                 state_dir=self.layout.state_dir,
+                clock=self.settings.clock,
             )
         return self._org
 

@@ -327,6 +327,11 @@ def test_pulled_copy_answers_the_hook_opt_in_without_the_store(
     assert {"github.com--acme--alpha", "github.com--acme--beta"} <= repos, reply
     labelled = [hit["subject"] for hit in reply["hits"] if hit.get("repo")]
     assert all(subject.startswith("[github.com--acme--") for subject in labelled)
+    # `search --org` reads the copy once there is one (no note: it is fresh); --live does not
+    auto = offline.query(SearchQuery("consumer lag rebalance orders"), org=True)
+    assert auto.hits[0].repo == "github.com--acme--beta" and auto.notes == ()
+    live = offline.query(SearchQuery("consumer lag rebalance orders"), org="live")
+    assert all(hit.repo is None for hit in live.hits) and "not reachable" in live.notes[0]
     # an edit is published, then pulled: only that repository is copied again
     alpha_recall = open_recall(alpha, s3.env(), minilm)
     kafka = next(m for m in alpha_recall.list() if m.subject.startswith("Kafka"))

@@ -185,7 +185,7 @@ class RecallTools:
             bool,
             Field(
                 description="Also search other repositories' published memories (the org "
-                "index); their rows carry `repo` and `content`."
+                "index, or its local copy if pulled); their rows carry `repo` and `content`."
             ),
         ] = False,
     ) -> dict[str, Any]:

@@ -106,6 +106,9 @@ def index(app: AppContext, rebuild: bool, as_json: bool) -> None:
     is_flag=True,
     help="Also search the org index ([org] uri): every repository's published memories.",
 )
+@click.option(
+    "--live", is_flag=True, help="With --org: ask the store even when `org pull` made a copy."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of hits, best first.")
 @pass_app
 def search(
@@ -118,6 +121,7 @@ def search(
     min_score: float | None,
     kind: str,
     org: bool,
+    live: bool,
     as_json: bool,
 ) -> None:
     """Find the memories that answer QUERY, best first. With --org, hits from other
@@ -131,7 +135,7 @@ def search(
         min_score=min_score,
         kind=kind,
     )
-    result = app.recall.query(wanted, org=org)
+    result = app.recall.query(wanted, org=("live" if live else True) if org else False)
     for note in result.notes:
         click.echo(f"warning: {note}", err=True)
     if as_json:

@@ -109,6 +109,14 @@ class Mirror:
     def exists(self) -> bool:
         return bool(self._state())
 
+    def pulled_at(self, uri: str) -> float | None:
+        """When the copy of `uri` was last pulled (epoch seconds), None: no copy of it."""
+        state = self._state()
+        if state.get("uri") != shown_uri(uri):
+            return None
+        when = state.get("pulled_at")
+        return float(when) if isinstance(when, int | float) else None
+
     def _table(self, *, fresh: bool) -> SharedTable:
         store = self._local()
         meta = DatasetMeta(ORG_FORMAT, self.embedder, self.dim, MIRROR_TABLE)
@@ -119,7 +127,7 @@ class Mirror:
         schema = _mirror_schema(self.dim, meta)
         return store.create(MIRROR_TABLE, schema, overwrite=MIRROR_TABLE in store.table_names())
 
-    def pull(self, source: SharedStore, *, uri: str, ann_threshold: int) -> PullReport:
+    def pull(self, source: SharedStore, *, uri: str, ann_threshold: int, now: float) -> PullReport:
         """Copy what changed in the store since the last pull. Raises OrgUnavailable when the
         store cannot be listed; a dataset that cannot be read is a note (its copy is kept)."""
         started = time.monotonic()
@@ -128,6 +136,8 @@ class Mirror:
         except IndexUnavailable as exc:
             raise OrgUnavailable(f"{shown_uri(uri)}: {describe_store_error(str(exc))}") from exc
         state = self._state()
+        if state.get("uri") != shown_uri(uri):
+            state = {}  # a copy of another org index: start afresh
         known: dict[str, int] = dict(state.get("datasets", {}))
         table = self._table(fresh=not state)
         notes: list[str] = []
@@ -159,7 +169,14 @@ class Mirror:
         datasets = {k: v for k, v in known.items() if k not in gone_repos} | copied
         write_text_atomic(
             self.directory / STATE_FILE,
-            json.dumps({"embedder": self.embedder, "uri": shown_uri(uri), "datasets": datasets})
+            json.dumps(
+                {
+                    "embedder": self.embedder,
+                    "uri": shown_uri(uri),
+                    "pulled_at": now,
+                    "datasets": datasets,
+                }
+            )
             + "\n",
         )
         return PullReport(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 from local_recall.errors import (
@@ -34,6 +35,7 @@ from local_recall.search.text_terms import query_terms, query_text
 # Candidates per signal and dataset: twice the hits wanted, at least 10. Each dataset's best
 # few are all that can make a merged top 10; deeper lists cost scoring time per repository.
 MIN_ORG_DEPTH = 10
+STALE_COPY_SECONDS = 86_400.0  # a local copy older than this is named in a note
 
 
 class OrgService:
@@ -46,7 +48,9 @@ class OrgService:
         memories: Callable[[], Sequence[Memory]],
         embedder: Callable[[], Embedder],
         state_dir: Path,
+        clock: Callable[[], datetime],
     ) -> None:
+        self._clock = clock
         self.root = root
         self.mirror_dir = state_dir / "org-mirror"
         self._mirror: Mirror | None = None
@@ -125,16 +129,21 @@ class OrgService:
         target = self.target(uri)
         options = storage_options(target.uri, self.environ, timeout=60.0)
         source = SharedStore(target.uri, options)
-        return self.mirror().pull(source, uri=target.uri, ann_threshold=self.ann_threshold)
+        return self.mirror().pull(
+            source, uri=target.uri, ann_threshold=self.ann_threshold, now=self._now()
+        )
+
+    def _now(self) -> float:
+        return self._clock().timestamp()
 
     def search(
-        self, query: SearchQuery, local: SearchResult, *, limit: int, source: str = "live"
+        self, query: SearchQuery, local: SearchResult, *, limit: int, source: str = "auto"
     ) -> SearchResult:
         """`local` with the org's hits merged in by score (this repository's own dataset is
         left out: the local index answers for it). `source`: "live" asks the store, "mirror"
-        the local copy `org pull` made (the prompt hook's opt-in: no request leaves the
-        machine). A store that cannot be reached
-        leaves `local` as it is, with a note saying so."""
+        the local copy `org pull` made (no request leaves the machine: the prompt hook's
+        opt-in), "auto" the copy when there is one of this org URI, else the store. A store
+        that cannot be reached leaves `local` as it is, with a note saying so."""
         text = query_text(query.text)
         if not text or query.kind == "thinking":  # the org index holds episodic memories
             return local
@@ -149,10 +158,22 @@ class OrgService:
                 vector = None
         depth = max(MIN_ORG_DEPTH, 2 * limit)
         try:
-            if source == "mirror":  # else "live" (or "true", as Recall.query passes it)
+            notes: tuple[str, ...] = ()
+            if source == "auto":
+                pulled = self.mirror().pulled_at(self.target().uri)
+                source = "live" if pulled is None else "mirror"
+                age = self._now() - (pulled or 0.0)
+                if pulled is not None and age > STALE_COPY_SECONDS:
+                    notes = (
+                        f"org: searched the local copy pulled {age / 86400:.0f} days ago "
+                        "(`local-recall org pull` refreshes it; `search --org --live` asks "
+                        "the store)",
+                    )
+            if source == "mirror":
                 found = self.mirror().search(text, vector, embedder=fingerprint, depth=depth)
             else:
                 found = self.searcher().search(text, vector, embedder=fingerprint, depth=depth)
+            found = replace(found, notes=(*notes, *found.notes))
         except (OrgUnavailable, IndexUnavailable) as exc:
             found = OrgFound(notes=(f"org: {exc}",))
         terms = query_terms(text)
