@@ -115,7 +115,7 @@ def percentile(values: Sequence[float], share: float) -> float:
 
 
 def run_config(
-    uri: str, env: dict[str, str], repos: int, rows: int, queries: int
+    uri: str, env: dict[str, str], repos: int, rows: int, queries: int, *, mirror_up_to: int
 ) -> dict[str, Any]:
     embedder = HashingEmbedder()
     per_repo = rows // repos
@@ -163,6 +163,22 @@ def run_config(
         warm.append(time.perf_counter() - t)
         assert found.answered == repos and found.hits, found.notes
     search_cpu = (time.process_time() - cpu) / len(warm)
+    result = {
+        "repos": repos,
+        "rows": rows,
+        "publish_s": round(publish_s, 2),
+        "publish_cpu_s": round(publish_cpu, 2),
+        "publish_rows_per_s": round(rows / publish_s),
+        "noop_republish_one_repo_s": round(noop_s, 3),
+        "incremental_1pct_one_repo_s": round(incremental_s, 3),
+        "incremental_rows": incremental.upserted,
+        "cold_first_search_s": round(cold_s, 3),
+        "search_p50_ms": round(1000 * statistics.median(warm), 1),
+        "search_p95_ms": round(1000 * percentile(warm, 0.95), 1),
+        "search_cpu_ms": round(1000 * search_cpu, 1),
+    }
+    if rows > mirror_up_to:
+        return result
     mirror = Mirror(Path(tempfile.mkdtemp(prefix="org-mirror-")), FINGERPRINT, 384, own=None)
     source = SharedStore(uri, publish_options)
     t = time.perf_counter()
@@ -181,18 +197,7 @@ def run_config(
         assert found.hits
     mirror_cpu = (time.process_time() - cpu) / len(mirror_times)
     return {
-        "repos": repos,
-        "rows": rows,
-        "publish_s": round(publish_s, 2),
-        "publish_cpu_s": round(publish_cpu, 2),
-        "publish_rows_per_s": round(rows / publish_s),
-        "noop_republish_one_repo_s": round(noop_s, 3),
-        "incremental_1pct_one_repo_s": round(incremental_s, 3),
-        "incremental_rows": incremental.upserted,
-        "cold_first_search_s": round(cold_s, 3),
-        "search_p50_ms": round(1000 * statistics.median(warm), 1),
-        "search_p95_ms": round(1000 * percentile(warm, 0.95), 1),
-        "search_cpu_ms": round(1000 * search_cpu, 1),
+        **result,
         "pull_s": round(pull_s, 2),
         "noop_pull_s": round(repull_s, 3),
         "mirror_search_p50_ms": round(1000 * statistics.median(mirror_times), 1),
@@ -229,7 +234,11 @@ def main() -> None:  # noqa: PLR0912 (one loop per axis of the table)
     parser.add_argument("--rows", default="10000,100000")
     parser.add_argument("--backends", default="local,s3")
     parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument(
+        "--mirror-up-to", type=int, default=100_000, help="measure org pull up to this many rows"
+    )
     parser.add_argument("--minilm", type=int, default=0, help="also publish N memories with MiniLM")
+    parser.add_argument("--skip", default="", help="backend:rows:repos,... not to run")
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -259,6 +268,8 @@ def main() -> None:  # noqa: PLR0912 (one loop per axis of the table)
         for backend in backends:
             for rows in [int(x) for x in args.rows.split(",")]:
                 for repos in [int(x) for x in args.repos.split(",")]:
+                    if f"{backend}:{rows}:{repos}" in args.skip.split(","):
+                        continue
                     number += 1
                     if backend == "s3":
                         assert s3 is not None
@@ -267,7 +278,9 @@ def main() -> None:  # noqa: PLR0912 (one loop per axis of the table)
                         uri, env = f"s3://{bucket}/recall", s3.env()
                     else:
                         uri, env = str(workdir / f"local-{number}"), {}
-                    result = run_config(uri, env, repos, rows, args.queries)
+                    result = run_config(
+                        uri, env, repos, rows, args.queries, mirror_up_to=args.mirror_up_to
+                    )
                     result["backend"] = backend
                     result["load"] = round(os.getloadavg()[0], 1)
                     print(json.dumps(result), flush=True)

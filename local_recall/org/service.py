@@ -174,7 +174,7 @@ class OrgService:
             else:
                 found = self.searcher().search(text, vector, embedder=fingerprint, depth=depth)
             found = replace(found, notes=(*notes, *found.notes))
-        except (OrgUnavailable, IndexUnavailable) as exc:
+        except (OrgUnavailable, IndexUnavailable, EmbedderUnavailable) as exc:
             found = OrgFound(notes=(f"org: {exc}",))
         terms = query_terms(text)
         hits = [

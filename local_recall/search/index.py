@@ -14,7 +14,8 @@ written with their text (so full-text search finds them) and an all-zero vector 
 `has_vector = false`; the next sync with a working embedder embeds them. Columns:
 index_schema.py; what a sync changes: index_plan.py, carried out by index_sync.py.
 
-Longer than 400 lines: every lancedb call lives here (the one module that imports lancedb).
+Longer than 400 lines: every lancedb call lives here (the one module that imports lancedb),
+the local index's and, at the end, the org datasets' (`SharedStore`, `SharedTable`: docs/org.md).
 """
 
 from __future__ import annotations
