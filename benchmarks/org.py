@@ -182,11 +182,11 @@ def run_config(
     mirror = Mirror(Path(tempfile.mkdtemp(prefix="org-mirror-")), FINGERPRINT, 384, own=None)
     source = SharedStore(uri, publish_options)
     t = time.perf_counter()
-    pulled = mirror.pull(source, uri=uri, ann_threshold=5_000)
+    pulled = mirror.pull(source, uri=uri, ann_threshold=5_000, now=time.time())
     pull_s = time.perf_counter() - t
     assert pulled.datasets == repos, pulled.notes
     t = time.perf_counter()
-    assert mirror.pull(source, uri=uri, ann_threshold=5_000).datasets == 0
+    assert mirror.pull(source, uri=uri, ann_threshold=5_000, now=time.time()).datasets == 0
     repull_s = time.perf_counter() - t
     mirror_times = []
     cpu = time.process_time()
