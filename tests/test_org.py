@@ -169,6 +169,16 @@ def test_edit_replaces_and_delete_removes_a_row(
     assert set(rows) == {f"episodic/{kafka.id}", META_KEY}
     assert "marker-edited" in rows[f"episodic/{kafka.id}"]["body"]
     assert recall.org.publish(to=org_uri).version_after == version  # nothing more to write
+    # a hand edit brings a secret in: the memory is withheld and its published row removed
+    kafka_path = recall.get(kafka.id).path
+    assert kafka_path is not None
+    text = kafka_path.read_text().replace(
+        "marker-edited", "ghp_R8x2kLm9QwZt4VbN7cYp3JdF6sHa1Ue5GiKo"
+    )
+    kafka_path.write_text(text)
+    third = recall.org.publish(to=org_uri)
+    assert third.withheld == (kafka.id,) and third.deleted == 1
+    assert set(dataset_rows(org_uri, s3.env(), "github.com--acme--r")[1]) == {META_KEY}
 
 
 def test_publish_refuses_a_repo_without_a_name(tmp_path: Path, s3: S3Server, org_uri: str) -> None:

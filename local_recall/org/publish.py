@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -109,11 +109,18 @@ def publish(
     store = SharedStore(target.uri, target.options)
     try:
         table, before, recreated, published = _open_or_create(store, wanted)
-        chosen, withheld = _publishable(memories)
+        chosen = {f"episodic/{m.id}": m for m in memories if m.kind == "episodic"}
         fps = {key: _row_fp(memory) for key, memory in chosen.items()}
         stats = term_stats(memory_terms(m.subject, m.keywords, m.body) for m in chosen.values())
         meta_fp = meta_fingerprint(identity, stats.to_json())
         plan = plan_publish(fps, published, meta_fp=meta_fp)
+        # Only what is about to be written is scanned (a no-change publish scans nothing); a
+        # memory holding a secret is left out, and removed if an edit brought the secret in.
+        withheld = _holding_secrets(chosen[key] for key in plan.upsert)
+        if withheld:
+            for memory_id in withheld:
+                del chosen[f"episodic/{memory_id}"], fps[f"episodic/{memory_id}"]
+            plan = plan_publish(fps, published, meta_fp=meta_fp)
         upserts = [chosen[key] for key in plan.upsert]
         records = _embedded(upserts, fps, identity.commit, embedder, progress)
         if plan.meta:
@@ -175,19 +182,14 @@ def _open_or_create(
     return table, before, reason if exists else None, {}
 
 
-def _publishable(memories: Sequence[Memory]) -> tuple[dict[str, Memory], tuple[str, ...]]:
-    """Episodic memories by key, minus those holding a secret (their ids returned)."""
-    chosen: dict[str, Memory] = {}
-    withheld: list[str] = []
-    for memory in memories:
-        if memory.kind != "episodic":
-            continue
-        text = "\n".join([memory.subject, " ".join(memory.keywords), memory.body])
-        if find_secrets(text):
-            withheld.append(memory.id)
-            continue
-        chosen[f"{memory.kind}/{memory.id}"] = memory
-    return chosen, tuple(sorted(withheld))
+def _holding_secrets(memories: Iterable[Memory]) -> tuple[str, ...]:
+    """Ids of the memories whose text the redaction rules call a secret."""
+    found = [
+        memory.id
+        for memory in memories
+        if find_secrets("\n".join([memory.subject, " ".join(memory.keywords), memory.body]))
+    ]
+    return tuple(sorted(found))
 
 
 def _row_fp(memory: Memory) -> str:
