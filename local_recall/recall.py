@@ -270,9 +270,9 @@ class Recall:
         """The hits that answer `query`, best first (score 0..1), and why the search ran degraded.
         `sync`: update the index first; `use_index=False`: the files alone (no LanceDB, no
         model); `org`: the org index too (True: its local copy if pulled; docs/org.md)."""
-        local = self.searcher.run(query, sync=sync, use_index=use_index)
         if not org:
-            return local
+            return self.searcher.run(query, sync=sync, use_index=use_index)
+        local = lambda: self.searcher.run(query, sync=sync, use_index=use_index)  # noqa: E731
         limit = query.limit or self.config.search.default_limit
         return self.org.search(query, local, limit=limit, source="auto" if org is True else org)
 

@@ -8,7 +8,7 @@ A live org search asks every dataset (two queries each): its cost grows with the
 repositories, and even one object-store round trip is far over the prompt hook's budget. The
 copy holds every readable dataset published with this repository's embedder, merged into one
 local LanceDB table (key `<repo>/<kind>/<id>`, a `repo` column), so a search costs two local
-queries whatever the number of repositories (benchmarks/README.md#org-index). A pull re-reads
+queries whatever the number of repositories (benchmarks/README.md#org-index-orgpy). A pull re-reads
 only datasets whose version moved, writes the difference in one commit, and records what it
 copied in `mirror.json` (written after the commit: a pull killed in between is redone).
 This repository's own dataset is left out (the local index answers for it).
@@ -87,6 +87,7 @@ class Mirror:
         self._store: SharedStore | None = None
         self._stats: tuple[int, dict[str, TermStats], dict[str, str]] | None = None
         self._terms = TermsCache()
+        self._handle: SharedTable | None = None
         self._lock = threading.Lock()
 
     # --- the copy -------------------------------------------------------------------------------
@@ -140,6 +141,7 @@ class Mirror:
             state = {}  # a copy of another org index: start afresh
         known: dict[str, int] = dict(state.get("datasets", {}))
         table = self._table(fresh=not state)
+        self._handle = None  # a pull may have recreated the table
         notes: list[str] = []
         copied: dict[str, int] = {}
         records: list[pa.Table] = []
@@ -246,7 +248,7 @@ class Mirror:
         """The copy's candidates, scored like a live org search's. Raises IndexUnavailable."""
         if not self.exists():
             return OrgFound(notes=("org: no local copy yet; run `local-recall org pull`",))
-        table = self._local().open(MIRROR_TABLE)
+        table = self._opened()
         stats, remotes = self._repo_stats(table)
         query = OrgQuery(query_profile(text), query_terms(text), query_vector, depth)
         same = query_vector is not None and embedder == self.embedder
@@ -267,6 +269,14 @@ class Mirror:
             terms=self._terms,
         )
         return OrgFound(tuple(hits), (), len(remotes), len(remotes))
+
+    def _opened(self) -> SharedTable:
+        """The copy's table, opened once: reads check for a newer version (a pull by another
+        process) on their own, so the handle can be kept."""
+        with self._lock:
+            if self._handle is None:
+                self._handle = self._local().open(MIRROR_TABLE)
+            return self._handle
 
     def _repo_stats(self, table: SharedTable) -> tuple[dict[str, TermStats], dict[str, str]]:
         version = table.version

@@ -7,6 +7,8 @@ result = service.search(query, local_result, limit=10)
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -31,6 +33,8 @@ from local_recall.search.index import SharedStore
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.scoring import snippet
 from local_recall.search.text_terms import query_terms, query_text
+
+log = logging.getLogger(__name__)
 
 # Candidates per signal and dataset: twice the hits wanted, at least 10. Each dataset's best
 # few are all that can make a merged top 10; deeper lists cost scoring time per repository.
@@ -137,27 +141,55 @@ class OrgService:
         return self._clock().timestamp()
 
     def search(
-        self, query: SearchQuery, local: SearchResult, *, limit: int, source: str = "auto"
+        self,
+        query: SearchQuery,
+        local: Callable[[], SearchResult],
+        *,
+        limit: int,
+        source: str = "auto",
     ) -> SearchResult:
-        """`local` with the org's hits merged in by score (this repository's own dataset is
-        left out: the local index answers for it). `source`: "live" asks the store, "mirror"
-        the local copy `org pull` made (no request leaves the machine: the prompt hook's
-        opt-in), "auto" the copy when there is one of this org URI, else the store. A store
-        that cannot be reached leaves `local` as it is, with a note saying so."""
+        """`local()`'s result with the org's hits merged in by score; the org part runs on a
+        daemon thread meanwhile (on two cores the two searches overlap). This repository's own
+        dataset is left out: the local index answers for it. `source`: "live" asks the store,
+        "mirror" the local copy `org pull` made (no request leaves the machine: the prompt
+        hook's opt-in), "auto" the copy when there is one of this org URI, else the store. A
+        store that cannot be reached leaves the local result as it is, with a note saying so."""
         text = query_text(query.text)
         if not text or query.kind == "thinking":  # the org index holds episodic memories
-            return local
-        vector = None
-        fingerprint = None
+            return local()
         if query.mode in ("hybrid", "semantic"):
-            try:
+            with contextlib.suppress(EmbedderUnavailable):
+                self._embedder()  # made once, here: both threads then share it
+        box: list[OrgFound] = []
+        worker = threading.Thread(
+            target=lambda: box.append(self._find(query, text, limit, source)),
+            name="local-recall-org-search",
+            daemon=True,
+        )
+        worker.start()
+        mine = local()
+        worker.join(self.config.timeout_seconds + 5.0)  # _find keeps its own deadline
+        found = box[0] if box else OrgFound(notes=("org: no answer in time",))
+        terms = query_terms(text)
+        hits = [
+            SearchHit(
+                hit.memory, hit.score, snippet(hit.memory.body, terms), hit.signals, None, hit.repo
+            )
+            for hit in found.hits
+        ]
+        merged = merge_hits(mine.hits, hits, query, limit=limit)
+        return replace(mine, hits=merged, notes=(*mine.notes, *found.notes))
+
+    def _find(self, query: SearchQuery, text: str, limit: int, source: str) -> OrgFound:
+        """The org's hits for `text`, never raising: what went wrong is a note."""
+        try:
+            vector = None
+            fingerprint = None
+            if query.mode in ("hybrid", "semantic"):
                 embedder = self._embedder()
                 vector = embedder.embed_query(text)
                 fingerprint = embedder_fingerprint(embedder)
-            except EmbedderUnavailable:
-                vector = None
-        depth = max(MIN_ORG_DEPTH, 2 * limit)
-        try:
+            depth = max(MIN_ORG_DEPTH, 2 * limit)
             notes: tuple[str, ...] = ()
             if source == "auto":
                 pulled = self.mirror().pulled_at(self.target().uri)
@@ -173,15 +205,9 @@ class OrgService:
                 found = self.mirror().search(text, vector, embedder=fingerprint, depth=depth)
             else:
                 found = self.searcher().search(text, vector, embedder=fingerprint, depth=depth)
-            found = replace(found, notes=(*notes, *found.notes))
-        except (OrgUnavailable, IndexUnavailable, EmbedderUnavailable) as exc:
-            found = OrgFound(notes=(f"org: {exc}",))
-        terms = query_terms(text)
-        hits = [
-            SearchHit(
-                hit.memory, hit.score, snippet(hit.memory.body, terms), hit.signals, None, hit.repo
-            )
-            for hit in found.hits
-        ]
-        merged = merge_hits(local.hits, hits, query, limit=limit)
-        return replace(local, hits=merged, notes=(*local.notes, *found.notes))
+            return replace(found, notes=(*notes, *found.notes))
+        except (OrgUnavailable, IndexUnavailable, EmbedderUnavailable, InvalidInput) as exc:
+            return OrgFound(notes=(f"org: {exc}",))
+        except Exception as exc:  # a search never fails because of the org side
+            log.warning("org search failed", exc_info=True)
+            return OrgFound(notes=(f"org: search failed: {type(exc).__name__}: {exc}",))
