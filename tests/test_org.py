@@ -250,9 +250,21 @@ def test_killed_publish_leaves_the_previous_version_readable(
     for i in range(150):
         recall.add(f"Generated memory {i}", f"Body {i} about topic {i % 7}. More words here.")
     env = clean_env({**s3.env(), "LOCAL_RECALL_ORG_URI": org_uri})
-    for delay in (4.0, 9.0):  # while importing / embedding / writing, as it falls
+    bucket, prefix = org_uri.removeprefix("s3://").split("/", 1)
+    data = f"{prefix}/github.com--acme--r.lance/data/"
+
+    def data_files() -> int:
+        return int(s3.client().list_objects_v2(Bucket=bucket, Prefix=data).get("KeyCount", 0))
+
+    for moment in ("early", "on-write"):
+        files = data_files()
         run = subprocess.Popen([sys.executable, "-m", "local_recall", "publish"], cwd=root, env=env)
-        time.sleep(delay)
+        if moment == "early":  # while importing or embedding
+            time.sleep(4.0)
+        else:  # the moment its new data files reach the store: just before or after the commit
+            deadline = time.monotonic() + 300
+            while data_files() == files and run.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
         run.send_signal(signal.SIGKILL)
         run.wait()
         now, rows = dataset_rows(org_uri, s3.env(), "github.com--acme--r")
