@@ -90,7 +90,8 @@ def check_config(loaded: Config | RecallError) -> Iterable[Check]:
 def check_config_values(config: Config) -> Iterable[Check]:
     """Where each value came from (default, user, committed, env): every personal key
     (capture and cost, repo/config_trust.py), and every other key not at its default."""
-    from local_recall.repo.config import SCHEMA, toml_literal
+    from local_recall.repo.config import SCHEMA
+    from local_recall.repo.config_render import toml_literal
     from local_recall.repo.config_trust import PERSONAL_KEYS
 
     for section, keys in SCHEMA.items():

@@ -106,3 +106,7 @@ class InvalidClaudeSettings(RecallError):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class OrgUnavailable(RecallError):
+    """The shared org store (docs/org.md) cannot be reached, read or written."""

@@ -11,12 +11,11 @@ __all__ = ["InitReport", "Recall", "SearchQuery", "SearchResult", "Settings"]
 
 import builtins
 import functools
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 from local_recall.errors import InvalidMemoryFile, StorageError
 from local_recall.lifecycle import review
@@ -24,6 +23,7 @@ from local_recall.lifecycle.consolidation import Proposal
 from local_recall.lifecycle.provenance import current_head
 from local_recall.lifecycle.rejections import FILENAME as REJECTED_FILENAME
 from local_recall.lifecycle.service import Applied, Lifecycle
+from local_recall.lifecycle.setup import InitReport, init_repository
 from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.drafts import edit, make_draft
@@ -36,9 +36,8 @@ from local_recall.memory.store import (
     Scan,
     select_memories,
 )
-from local_recall.repo.config import Config, load_config, render_default_config
-from local_recall.repo.files import check_writable_place, through_symlink, write_text_atomic
-from local_recall.repo.layout import Layout, ensure_gitignore, recall_dir_problem
+from local_recall.repo.config import Config, load_config
+from local_recall.repo.layout import ensure_gitignore, recall_dir_problem
 from local_recall.search.index.sync import IndexReport, ProgressCallback
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.searcher import Searcher
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
     from local_recall.capture.report import PassReport
     from local_recall.capture.sources import SessionSource
     from local_recall.capture.transcripts.model import TranscriptFile
+    from local_recall.org.service import OrgService
 
 
 class SaveOptions(TypedDict, total=False):
@@ -65,13 +65,17 @@ class SaveOptions(TypedDict, total=False):
     reviewed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class InitReport:
-    root: Path
-    created_dirs: tuple[Path, ...]
-    wrote_config: bool
-    gitignore_added: tuple[str, ...]
-    gitattributes_added: tuple[str, ...] = ()
+class PassOptions(TypedDict, total=False):
+    """The keyword arguments of `Recall.sync_transcripts` (`capture.pipeline.run_pass`'s)."""
+
+    extractor: Extractor | None
+    progress: PassProgress | None
+    transcripts: Sequence[TranscriptFile] | None
+    only_path: Path | None
+    should_stop: Callable[[], bool] | None
+    lock_timeout: float
+    ended: Sequence[Path]
+    source: SessionSource | None
 
 
 class Recall:
@@ -226,13 +230,25 @@ class Recall:
         return searcher
 
     def query(
-        self, query: SearchQuery, *, sync: bool = True, use_index: bool = True
+        self,
+        query: SearchQuery,
+        *,
+        sync: bool = True,
+        use_index: bool = True,
+        org: bool | Literal["live", "mirror"] = False,  # True: "auto" (docs/org.md)
     ) -> SearchResult:
-        """The memories that answer `query`, best first (score 0..1), each with its Memory, and
-        whether (and why) the search ran degraded. `sync=True` first brings the index up to
-        date with the files (cheap when nothing changed). `use_index=False` answers from the
-        files alone (word match + fuzzy; no LanceDB, no model: fast in a new process)."""
-        return self.searcher.run(query, sync=sync, use_index=use_index)
+        """The hits that answer `query`, best first (score 0..1), and why the search ran degraded.
+        `sync`: update the index first; `use_index=False`: the files alone (no LanceDB, no
+        model); `org`: the org index too (True: its local copy if pulled; docs/org.md)."""
+        if not org:
+            return self.searcher.run(query, sync=sync, use_index=use_index)
+        local = lambda: self.searcher.run(query, sync=sync, use_index=use_index)  # noqa: E731
+        limit = query.limit or self.config.search.default_limit
+        return self.org.search(query, local, limit=limit, source="auto" if org is True else org)
+
+    @functools.cached_property
+    def org(self) -> OrgService:
+        return org_service(self)
 
     def search(
         self,
@@ -262,19 +278,8 @@ class Recall:
 
     # --- capture (local_recall/capture/pipeline.py, docs/pipeline.md) -------------------------
 
-    def sync_transcripts(
-        self,
-        *,
-        extractor: Extractor | None = None,
-        progress: PassProgress | None = None,
-        transcripts: Sequence[TranscriptFile] | None = None,
-        only_path: Path | None = None,
-        should_stop: Callable[[], bool] | None = None,
-        lock_timeout: float = 5.0,
-        ended: Sequence[Path] = (),
-        source: SessionSource | None = None,
-    ) -> PassReport:
-        """One extraction pass (`capture.pipeline.run_pass` documents the arguments): new turns
+    def sync_transcripts(self, **options: Unpack[PassOptions]) -> PassReport:
+        """One extraction pass (`capture.pipeline.run_pass` documents the options): new turns
         of this repo's agent sessions become memories, then the index is synced. Expected
         outcomes are report fields; raises ExtractorUnavailable when a call is needed and the
         extractor cannot run, StorageError when state or a memory cannot be written."""
@@ -283,17 +288,7 @@ class Recall:
 
         if not self.config.summaries.committed:
             ensure_gitignore(self.layout, summaries_committed=False)
-        return run_pass(
-            pass_inputs(self),
-            extractor=extractor,
-            progress=progress,
-            transcripts=transcripts,
-            only_path=only_path,
-            should_stop=should_stop,
-            lock_timeout=lock_timeout,
-            ended=ended,
-            source=source,
-        )
+        return run_pass(pass_inputs(self), **options)
 
     def session_summaries(
         self, *, branch: str | None = None, limit: int | None = None
@@ -340,35 +335,19 @@ def _unparsable(memory_id: str, now: datetime, path: Path) -> Memory:
     )
 
 
-def init_repository(layout: Layout, config: Config) -> InitReport:
-    """`Recall.init`: the folders, config.toml, .gitignore and .gitattributes that are missing.
-    Everything it may write is checked first: a refusal (a symlink planted in the checkout)
-    writes nothing."""
-    created = []
-    folders = (layout.recall_dir, layout.episodic_dir)
-    for folder in folders:
-        if through_symlink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
-            raise StorageError(f"{folder} is a symbolic link or not a folder (not followed)")
-    for path in (
-        layout.config_path,
-        layout.gitignore_path,
-        layout.recall_dir / review.GITATTRIBUTES_NAME,
-    ):
-        check_writable_place(path)  # a symlink: StorageError before any write
-    for folder in folders:
-        if not folder.is_dir():
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StorageError(f"cannot create {folder}: {exc.strerror or exc}") from None
-            created.append(folder)
-    wrote_config = False
-    if not os.path.lexists(layout.config_path):
-        write_text_atomic(layout.config_path, render_default_config())
-        wrote_config = True
-    added = ensure_gitignore(layout, summaries_committed=config.summaries.committed)
-    attributes = review.ensure_gitattributes(layout.recall_dir)
-    return InitReport(layout.root, tuple(created), wrote_config, tuple(added), tuple(attributes))
+def org_service(recall: Recall) -> OrgService:
+    """The org index as seen from `recall` (imported on first use: the hooks never pay)."""
+    from local_recall.org.service import OrgService
+
+    return OrgService(
+        recall.root,
+        recall.config,
+        recall.settings.environ,
+        memories=lambda: recall.memories.scan().memories,
+        embedder=lambda: recall.searcher.embedder,
+        state_dir=recall.layout.state_dir,
+        clock=recall.settings.clock,
+    )
 
 
 def pass_inputs(recall: Recall) -> PassInputs:

@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "capture": 3,
     "lifecycle": 3,
     "settings": 4,
+    "org": 4,  # publishes to and searches the org index: over search, under the facade
     "ollama_client": 1,
     "recall": 5,
     "context": 6,  # what an agent is shown: served by the daemon, called by every hook
@@ -61,7 +62,7 @@ ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
 
 # Frameworks are imported in one place each.
 FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
-    "lancedb": frozenset({"search.index.tables", "search.index.queries"}),
+    "lancedb": frozenset({"search.index.tables", "search.index.queries", "search.index.shared"}),
     "click": frozenset(
         {
             "cli",
@@ -74,6 +75,7 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
             "cli.lifecycle",
             "cli.review",
             "cli.ui",
+            "cli.org",
         }
     ),
     "mcp": frozenset({"mcp_server.server"}),
@@ -117,6 +119,7 @@ PURE = frozenset(
         "lifecycle.ranking",
         "lifecycle.consolidation",
         "web.guard",
+        "org.plan",
     }
 )
 PURE_ALLOWED = frozenset({"errors", "memory.model", *PURE})

@@ -18,6 +18,7 @@ from local_recall.cli import (  # noqa: F401  (registers)
     daemon,
     lifecycle,
     memories,
+    org,
     review,
     search,
     setup,

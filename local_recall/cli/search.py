@@ -100,6 +100,15 @@ def index(app: AppContext, rebuild: bool, as_json: bool) -> None:
     show_default=True,
     help="Which memories to search.",
 )
+@click.option(
+    "--org",
+    "org",
+    is_flag=True,
+    help="Also search the org index ([org] uri): every repository's published memories.",
+)
+@click.option(
+    "--live", is_flag=True, help="With --org: ask the store even when `org pull` made a copy."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of hits, best first.")
 @pass_app
 def search(
@@ -111,9 +120,12 @@ def search(
     mode: str,
     min_score: float | None,
     kind: str,
+    org: bool,
+    live: bool,
     as_json: bool,
 ) -> None:
-    """Find the memories that answer QUERY, best first."""
+    """Find the memories that answer QUERY, best first. With --org, hits from other
+    repositories are labelled with their repository."""
     wanted = SearchQuery(
         check_query_text(query),
         mode=mode,
@@ -123,13 +135,16 @@ def search(
         min_score=min_score,
         kind=kind,
     )
-    result = app.recall.query(wanted)
+    result = app.recall.query(wanted, org=("live" if live else True) if org else False)
+    for note in result.notes:
+        click.echo(f"warning: {note}", err=True)
     if as_json:
         emit_json([hit.to_json() for hit in result.hits])
         return
     for hit in result.hits:
         life = (("stale", hit.stale), ("branch", hit.branch))
         flags = "".join(f"  [{name}: {value}]" for name, value in life if value)
-        click.echo(f"{hit.score:.2f}  {hit.id}  {hit.applies_to:<20}  {hit.subject}{flags}")
+        where = f"[{hit.repo}]  " if hit.repo else ("[this repo]  " if org else "")
+        click.echo(f"{hit.score:.2f}  {where}{hit.id}  {hit.applies_to:<20}  {hit.subject}{flags}")
     if result.degraded_reason:
         click.echo(f"warning: {result.degraded_reason}", err=True)

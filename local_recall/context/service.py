@@ -39,10 +39,18 @@ class ContextService:
     def search(self, query: SearchQuery) -> SearchResult:
         return self.recall.query(query, sync=False, use_index=self.use_index)
 
+    def prompt_search(self, query: SearchQuery) -> SearchResult:
+        """A prompt's search: with `[org] hook = true`, the org index's local copy (`org pull`)
+        too (docs/org.md). Only where the index is open (the daemon): the org copy is a
+        LanceDB dataset, which a hook's own process must not import."""
+        if self.use_index and self.recall.config.org.hook:
+            return self.recall.query(query, sync=False, org="mirror")
+        return self.search(query)
+
     def prompt_notes(self, ask: PromptAsk) -> list[Note]:
         """The memories that may answer a prompt, best first, with their whole bodies."""
         query = SearchQuery(ask.query, limit=ask.limit, min_score=ask.min_score)
-        return [hit_note(hit) for hit in self.search(query).hits]
+        return [hit_note(hit) for hit in self.prompt_search(query).hits]
 
     def session_notes(self, ask: SessionAsk) -> SessionNotes:
         """The index's candidates (ranked for `ask.source`) and the summaries to show first."""
@@ -67,13 +75,19 @@ class ContextService:
         )
 
 
+def shown_subject(hit: SearchHit) -> str:
+    """The subject a hook shows: an org hit's names its repository, so a memory of another
+    repository never reads as one of this one's."""
+    return hit.subject if hit.repo is None else f"[{hit.repo}] {hit.subject}"
+
+
 def hit_note(hit: SearchHit) -> Note:
     """A search hit as a Note: the same values the daemon's JSON reply gives
     (`note_from_json(hit.to_json(with_body=True))`), without the round trip."""
     memory = hit.memory
     return Note(
         id=memory.id,
-        subject=memory.subject,
+        subject=shown_subject(hit),
         occurred_at=format_timestamp(memory.occurred_at),
         applies_to=memory.applies_to or "global",
         score=finite(round(hit.score, 4)),

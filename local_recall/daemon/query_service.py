@@ -10,12 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from local_recall.context.service import ContextService
+from local_recall.context.service import ContextService, shown_subject
 from local_recall.context.session import SessionAsk
 from local_recall.daemon.query_client import Reply
 from local_recall.errors import InvalidInput
 from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
-from local_recall.search.query import SearchQuery, SearchResult
+from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 
 if TYPE_CHECKING:
     from local_recall.recall import Recall
@@ -86,7 +86,7 @@ class QueryService:
             result = self.search(parsed)
             return {
                 "ok": True,
-                "hits": [hit.to_json(with_body=parsed.with_body) for hit in result.hits],
+                "hits": [hit_json(hit, with_body=parsed.with_body) for hit in result.hits],
                 "degraded": result.degraded_reason,
             }
         if op == "index_summary":
@@ -114,9 +114,15 @@ class QueryService:
         query = SearchQuery(
             request.query, scope=request.scope, limit=request.limit, min_score=request.min_score
         )
-        return self.query(query)
+        with self._lock:
+            return self._context.prompt_search(query)
 
     def query(self, query: SearchQuery) -> SearchResult:
         """Any search on the warm side (the socket's, and the browser viewer's: daemon/ui.py)."""
         with self._lock:
             return self._context.search(query)
+
+
+def hit_json(hit: SearchHit, *, with_body: bool) -> dict[str, Any]:
+    """A hit as the hook reads it, its subject as the hook shows it (`shown_subject`)."""
+    return {**hit.to_json(with_body=with_body), "subject": shown_subject(hit)}

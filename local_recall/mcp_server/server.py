@@ -183,9 +183,17 @@ class RecallTools:
         scope: Annotated[str | None, Field(description=_SCOPE_FILTER)] = None,
         since: Annotated[str | None, Field(description="ISO date/time: on or after.")] = None,
         until: Annotated[str | None, Field(description="ISO date/time: on or before.")] = None,
+        org: Annotated[
+            bool,
+            Field(
+                description="Also search other repositories' published memories (the org "
+                "index, or its local copy if pulled); their rows carry `repo` and `content`."
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         """Search this repository's memories. Returns compact index rows (id, subject, date,
-        scope, score 0-1, tokens) best first; read the useful ones with get_memories."""
+        scope, score 0-1, tokens) best first; read the useful ones with get_memories. With
+        org=true, other repositories' memories too (labelled with their repo)."""
         with _as_tool_errors("search_memories"):
             text = check_query_text(query)
             check_range(limit, "limit", 1, MAX_LIMIT)
@@ -198,7 +206,7 @@ class RecallTools:
             )
             recall = self.lazy.get()
             with self.lazy.index_lock:
-                found = recall.query(wanted)
+                found = recall.query(wanted, org=org)
             shown = recall.config.review.search_unreviewed
             rows = [hit_row(hit) for hit in found.hits if shown or not hit.memory.unreviewed]
             result: dict[str, Any] = {"results": rows}
@@ -206,6 +214,8 @@ class RecallTools:
                 result["note"] = "no memory matched; try other words or a wider scope"
             if found.degraded_reason:
                 result["degraded"] = f"keyword search only: {found.degraded_reason}"
+            if found.notes:
+                result["notes"] = list(found.notes)
             return result
 
     def get_memories(

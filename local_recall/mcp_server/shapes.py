@@ -106,6 +106,9 @@ def hit_row(hit: SearchHit) -> dict[str, Any]:
         row["unreviewed"] = True
     if hit.memory.superseded_by:  # a newer memory replaced it: read that one
         row["superseded_by"] = hit.memory.superseded_by
+    if hit.repo is not None:  # an org hit (docs/org.md): get_memories cannot read it, so
+        row["repo"] = hit.repo  # its content comes with the row
+        row["content"] = hit.memory.body
     return row
 
 

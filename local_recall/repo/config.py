@@ -178,6 +178,22 @@ class ReviewConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class OrgConfig:
+    uri: str = _key(
+        "",
+        "Where `publish` writes and `search --org` reads the org index (s3://bucket/prefix, "
+        "s3+ddb://…, gs://, az://, a folder); never credentials (docs/org.md).",
+    )
+    name: str = _key("", "This repository's dataset name; empty = from the remote URL.")
+    timeout_seconds: float = _key(
+        5.0, "`search --org` answers with local hits alone after this long.", minimum=0.1
+    )
+    hook: bool = _key(
+        False, "The prompt hook also searches the local copy made by `local-recall org pull`."
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Validated settings, one typed section per TOML table: `config.search.min_score`."""
 
@@ -191,6 +207,7 @@ class Config:
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
     review: ReviewConfig = field(default_factory=ReviewConfig)
+    org: OrgConfig = field(default_factory=OrgConfig)
     source: Path | None = None
     # committed values not applied: machine keys naming another machine, personal keys asking
     # for more capture or spending (repo/config_trust.py)
@@ -361,55 +378,3 @@ def _parse_env(kind: type, raw: str, where: str) -> Any:
         return _PARSERS[kind](raw.strip() if kind is not str else raw)
     except ValueError:
         raise ConfigError(f"{where}: expected {kind.__name__}, got {raw!r}") from None
-
-
-def render_default_config() -> str:
-    """The commented config.toml that `local-recall init` writes."""
-    lines = [
-        "# local-recall settings, shared by the team (committed). All keys: docs/configuration.md",
-        "# Override any key for one machine with LOCAL_RECALL_<SECTION>_<KEY>.",
-        "",
-    ]
-    for section, keys in SCHEMA.items():
-        lines.append(f"[{section}]")
-        for key, spec in keys.items():
-            lines.append(f"# {spec.doc}")
-            lines.append(f"# {key} = {toml_literal(spec.default)}")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def toml_literal(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return repr(value)
-
-
-def render_config_table() -> str:
-    """The markdown table in docs/configuration.md (tests/repo/test_config.py keeps them equal)."""
-    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
-    for section, keys in SCHEMA.items():
-        for key, spec in keys.items():
-            allowed = f" One of: {', '.join(map(str, spec.choices))}." if spec.choices else ""
-            env = f"`{ENV_PREFIX}{section.upper()}_{key.upper()}`"
-            rows.append(
-                f"| `{section}.{key}` | {spec.type.__name__} | `{toml_literal(spec.default)}` "
-                f"| {spec.doc}{allowed} Env: {env} |"
-            )
-    return "\n".join(rows)
-
-
-def refresh_config_docs(path: Path) -> None:
-    """Rewrite the generated table in docs/configuration.md (developer tool:
-    `python -c 'from local_recall.repo.config import refresh_config_docs as r; from pathlib import
-    Path; r(Path("docs/configuration.md"))'`)."""
-    text = path.read_text(encoding="utf-8")
-    head, _, rest = text.partition(_TABLE_START)
-    _, _, tail = rest.partition(_TABLE_END)
-    path.write_text(f"{head}{_TABLE_START}\n{render_config_table()}\n{_TABLE_END}{tail}", "utf-8")
-
-
-_TABLE_START = "<!-- config-table:start -->"
-_TABLE_END = "<!-- config-table:end -->"

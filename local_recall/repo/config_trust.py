@@ -28,6 +28,8 @@ USER_CONFIG_NAME = "config.toml"
 MACHINE_KEYS: dict[tuple[str, str], str] = {
     ("embedder", "ollama_host"): "loopback",
     ("extraction", "claude_path"): "never",
+    # where the org index lives may be shared by the team, how to sign in never (docs/org.md)
+    ("org", "uri"): "no-credentials",
 }
 
 
@@ -112,6 +114,28 @@ def is_loopback_url(value: str) -> bool:
         return False
 
 
+# Query parameters a LanceDB URI may carry that are not secrets (s3+ddb://bucket/p?ddbTableName=t)
+_URI_PARAMETERS = frozenset({"ddbtablename"})
+
+
+def credentials_in_uri(uri: str) -> str | None:
+    """What in an object-store URI looks like a credential (a user or password before the
+    host, a query parameter other than the known harmless ones), or None."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    try:
+        parts = urlsplit(uri.strip())
+    except ValueError:
+        return "an unparsable URL"
+    if "@" in parts.netloc:
+        return "a user name or password"
+    unknown = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True)]
+    unknown = [k for k in unknown if k.lower() not in _URI_PARAMETERS]
+    if unknown or (parts.query and not parse_qsl(parts.query, keep_blank_values=True)):
+        return "query parameters (" + ", ".join(unknown or [parts.query[:20]]) + ")"
+    return None
+
+
 def committed_value_problem(section: str, key: str, value: object) -> str | None:
     """Why the committed config may not hold this value, or None when it may."""
     rule = MACHINE_KEYS.get((section, key))
@@ -121,6 +145,14 @@ def committed_value_problem(section: str, key: str, value: object) -> str | None
         f"set it in your own environment (LOCAL_RECALL_{section.upper()}_{key.upper()}) "
         "or in ~/.config/local-recall/config.toml"
     )
+    if rule == "no-credentials":
+        found = credentials_in_uri(str(value))
+        if found is None:
+            return None
+        return (
+            f"the org URI holds {found}; credentials come from the environment "
+            "(AWS_ACCESS_KEY_ID, ...) or the store's own config files, never a committed file"
+        )
     if rule == "loopback":
         if isinstance(value, str) and is_loopback_url(value):
             return None

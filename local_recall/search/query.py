@@ -96,6 +96,7 @@ class SearchHit:
     snippet: str  # one line of the body around a query word
     signals: Signals | None = None
     life: HitLife | None = None
+    repo: str | None = None  # an org hit's repository (its dataset name); None: this one
 
     @property
     def stale(self) -> str | None:
@@ -155,6 +156,8 @@ class SearchHit:
             "unreviewed": self.memory.unreviewed,
             "superseded_by": self.memory.superseded_by,
         }
+        if self.repo is not None:
+            data["repo"] = self.repo
         if with_body:
             data["body"] = self.memory.body
         return data
@@ -169,6 +172,8 @@ class SearchResult:
     hits: tuple[SearchHit, ...] = ()
     degraded_reason: str | None = None
     ran: frozenset[str] = field(default_factory=frozenset)  # the signals gathered
+    # what an org search adds: datasets skipped and why, a store that did not answer
+    notes: tuple[str, ...] = ()
 
     @property
     def degraded(self) -> bool:
@@ -180,4 +185,5 @@ class SearchResult:
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason,
             "signals": sorted(self.ran),
+            "notes": list(self.notes),
         }

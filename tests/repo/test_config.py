@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from local_recall.errors import ConfigError
-from local_recall.repo.config import load_config, render_default_config
+from local_recall.repo.config import load_config
+from local_recall.repo.config_render import render_default_config
 
 
 def test_defaults_without_a_file(tmp_path: Path) -> None:
@@ -57,7 +58,7 @@ def test_rendered_default_config_loads_to_defaults(tmp_path: Path) -> None:
 
 
 def test_docs_table_matches_schema() -> None:
-    from local_recall.repo.config import render_config_table
+    from local_recall.repo.config_render import render_config_table
     from tests.conftest import REPO_ROOT
 
     docs = (REPO_ROOT / "docs" / "configuration.md").read_text()
@@ -65,7 +66,7 @@ def test_docs_table_matches_schema() -> None:
     table = docs.split(start, 1)[1].split(end, 1)[0]  # refresh_config_docs() writes it
     assert table == render_config_table(), (
         "docs/configuration.md is out of date: regenerate with "
-        "local_recall.repo.config.refresh_config_docs(Path('docs/configuration.md'))"
+        "local_recall.repo.config_render.refresh_config_docs(Path('docs/configuration.md'))"
     )
 
 
@@ -85,6 +86,7 @@ def test_schema_is_derived_from_the_typed_sections() -> None:
         "daemon",
         "lifecycle",
         "review",
+        "org",
     ]
     for section, keys in SCHEMA.items():
         for key, spec in keys.items():
@@ -209,3 +211,17 @@ def test_doctor_says_where_each_value_came_from(tmp_path: Path) -> None:
     assert values["thinking.enabled"] == "thinking.enabled = false (default)"
     ignored = [r["detail"] for r in rows if r["name"] == "config" and r["status"] == "warn"]
     assert any("thinking.enabled" in line and "ignored" in line for line in ignored)
+
+
+def test_a_committed_org_uri_is_kept_unless_it_carries_credentials(tmp_path: Path) -> None:
+    from local_recall.repo.config import load_config
+
+    path = tmp_path / "config.toml"
+    path.write_text('[org]\nuri = "s3://team-bucket/recall"\n')
+    assert load_config(path, {}).org.uri == "s3://team-bucket/recall"
+    path.write_text('[org]\nuri = "s3://AKIAEXAMPLE:secret@team-bucket/recall"\n')
+    config = load_config(path, {})
+    assert config.org.uri == ""
+    assert "credentials come from the environment" in config.ignored[0]
+    # the user's own environment may say anything
+    assert load_config(path, {"LOCAL_RECALL_ORG_URI": "s3://mine/x"}).org.uri == "s3://mine/x"

@@ -36,8 +36,8 @@ log = logging.getLogger(__name__)
 TABLE: Final = "memories"
 PASSAGES: Final = "passages"  # extra vectors: the sentences of multi-sentence memories
 META_FILE: Final = "meta.json"
-_OPTIMIZE_AFTER_ROWS: Final = 1_000  # compact + fold new rows into the indices past this
-_KEEP_OLD_VERSIONS: Final = timedelta(minutes=10)  # readers of an older version keep working
+OPTIMIZE_AFTER_ROWS: Final = 1_000  # compact + fold new rows into the indices past this
+KEEP_OLD_VERSIONS: Final = timedelta(minutes=10)  # readers of an older version keep working
 
 
 class IndexTables:
@@ -164,11 +164,11 @@ class IndexTables:
                 if name == TABLE and "FTS" not in indices and rows:
                     table.create_index("document", config=FTS(**FTS_OPTIONS), replace=True)
                 elif (
-                    written >= _OPTIMIZE_AFTER_ROWS
-                    or _unindexed(table, indices.get("FTS")) > _OPTIMIZE_AFTER_ROWS
+                    written >= OPTIMIZE_AFTER_ROWS
+                    or unindexed_rows(table, indices.get("FTS")) > OPTIMIZE_AFTER_ROWS
                 ):
-                    table.optimize(cleanup_older_than=_KEEP_OLD_VERSIONS)
-                has_ann = any(_is_vector_index(cfg) for cfg in indices.values())
+                    table.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+                has_ann = any(is_vector_index(cfg) for cfg in indices.values())
                 if rows >= self._ann_threshold and not has_ann:
                     log.info("building the ANN vector index of %s over %d rows", name, rows)
                     partitions = max(1, rows // 50_000)  # one HNSW graph per ~50k vectors
@@ -196,16 +196,16 @@ class IndexTables:
 
     def has_ann(self) -> bool:
         try:
-            return any(_is_vector_index(cfg) for cfg in self.opened().list_indices())
+            return any(is_vector_index(cfg) for cfg in self.opened().list_indices())
         except Exception as exc:
             raise IndexUnavailable(f"cannot list the index's indices: {exc}") from exc
 
 
-def _is_vector_index(config: Any) -> bool:
+def is_vector_index(config: Any) -> bool:
     return list(config.columns) == ["vector"]
 
 
-def _unindexed(table: Any, fts: Any) -> int:
+def unindexed_rows(table: Any, fts: Any) -> int:
     if fts is None:
         return 0
     try:
