@@ -35,6 +35,9 @@ LAYERS: dict[str, int] = {
     "cli": 7,
     "hooks": 7,  # the hook runtime every agent's hooks share
     "claude_code": 7,
+    "codex": 7,  # other agents' hooks and project configuration (docs/agents.md)
+    "gemini": 7,
+    "copilot": 7,
     "daemon": 7,
     "web": 7,  # the browser viewer (served by the daemon, started by the CLI)
     "__main__": 7,
@@ -45,10 +48,14 @@ ADAPTERS = frozenset(name for name, rank in LAYERS.items() if rank == 7)
 # (the daemon importing a hook's module, say) fails test_adapters_import_each_other_as_allowed,
 # and a cycle in this table fails test_adapter_arrows_have_no_cycle.
 ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
-    "__main__": frozenset({"cli", "claude_code"}),  # `local-recall hook` skips click
+    # `local-recall hook [--agent …]` skips click
+    "__main__": frozenset({"cli", "claude_code", "codex", "gemini", "copilot"}),
     "cli": frozenset({"claude_code", "daemon", "doctor", "logs"}),  # init, daemon start, doctor
     "doctor": frozenset({"claude_code", "logs"}),  # inspects the Claude Code install
     "claude_code": frozenset({"hooks", "logs"}),  # its hooks: the shared answers
+    "codex": frozenset({"hooks"}),  # each agent's hooks: the shared agent-hook runtime
+    "gemini": frozenset({"hooks"}),
+    "copilot": frozenset({"hooks"}),
     "hooks": frozenset({"daemon", "logs"}),  # ask the daemon over its socket, start it
     "daemon": frozenset({"web"}),  # serves the browser viewer
     "web": frozenset(),
