@@ -116,6 +116,8 @@ def _base_env(home: Path, extra: Mapping[str, str] | None) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(_INHERITED_PREFIXES)}
     env.update({"HOME": str(home), "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"})
+    # our hooks, run by the agent, must not leave a daemon behind a test
+    env["LOCAL_RECALL_HOOKS_START_DAEMON"] = "false"
     env.update(extra or {})
     return env
 

@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "cli": 7,
     "hooks": 7,  # the hook runtime every agent's hooks share
     "claude_code": 7,
+    "agents": 7,  # what init writes for the other agents: pure plans, one file executor
     "codex": 7,  # other agents' hooks and project configuration (docs/agents.md)
     "gemini": 7,
     "copilot": 7,
@@ -50,12 +51,17 @@ ADAPTERS = frozenset(name for name, rank in LAYERS.items() if rank == 7)
 ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
     # `local-recall hook [--agent …]` skips click
     "__main__": frozenset({"cli", "claude_code", "codex", "gemini", "copilot"}),
-    "cli": frozenset({"claude_code", "daemon", "doctor", "logs"}),  # init, daemon start, doctor
+    # init (Claude Code and --agent), daemon start, doctor
+    "cli": frozenset(
+        {"agents", "claude_code", "codex", "copilot", "daemon", "doctor", "gemini", "logs"}
+    ),
     "doctor": frozenset({"claude_code", "logs"}),  # inspects the Claude Code install
     "claude_code": frozenset({"hooks", "logs"}),  # its hooks: the shared answers
-    "codex": frozenset({"hooks"}),  # each agent's hooks: the shared agent-hook runtime
-    "gemini": frozenset({"hooks"}),
-    "copilot": frozenset({"hooks"}),
+    # each agent: the shared agent-hook runtime, the shared install-plan helpers
+    "codex": frozenset({"agents", "hooks"}),
+    "gemini": frozenset({"agents", "hooks"}),
+    "copilot": frozenset({"agents", "hooks"}),
+    "agents": frozenset(),
     "hooks": frozenset({"daemon", "logs"}),  # ask the daemon over its socket, start it
     "daemon": frozenset({"web"}),  # serves the browser viewer
     "web": frozenset(),
