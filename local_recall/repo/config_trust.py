@@ -22,6 +22,7 @@ USER_CONFIG_NAME = "config.toml"
 MACHINE_KEYS: dict[tuple[str, str], str] = {
     ("embedder", "ollama_host"): "loopback",
     ("extraction", "claude_path"): "never",
+    ("extraction", "cli_path"): "never",  # the codex / gemini extractor's program
 }
 
 
