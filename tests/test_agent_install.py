@@ -216,3 +216,75 @@ def test_a_broken_agent_file_stops_init_before_anything_is_written(
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (repo / ".codex" / "hooks.json").exists()
     assert cli("init", "--agent", "nope").returncode != 0
+
+
+def test_init_agent_is_the_opt_in_to_reading_its_sessions(repo: Path, cli: CliRunner) -> None:
+    from local_recall.capture.sessions.sources import opted_in, session_sources
+
+    state = repo / "local-recall" / "state"
+    assert opted_in(state) == frozenset()  # never the default
+    assert cli("init", "--agent", "codex", "--agent", "gemini").returncode == 0
+    assert opted_in(state) == {"codex", "gemini"}
+    assert cli("uninstall", "--agent", "gemini").returncode == 0
+    assert opted_in(state) == {"codex"}
+    sources = session_sources(opted_in(state), {"CODEX_HOME": "/c"}, Path("/home/u"))
+    assert [(s.agent, s.home) for s in sources] == [("codex", Path("/c"))]
+    assert sources[0].source_of("abc") == "codex:abc"
+    (state / "agents.json").write_text("{not json")
+    assert opted_in(state) == frozenset()
+
+
+def test_done_when_each_agents_own_payload_into_the_command_init_gave_it(
+    repo: Path, cli: CliRunner
+) -> None:
+    """The issue's check: in a temp repo, `init --agent codex --agent gemini --agent copilot`;
+    each agent's recorded prompt-submit payload, piped into the hook command written for it,
+    prints that agent's output shape with the matching memory."""
+    import subprocess
+
+    from tests.conftest import clean_env
+
+    subject = "Deploys use the blue-green switch script"
+    body = (
+        "We deploy with scripts/bluegreen.sh because the load balancer drains connections "
+        "first; never restart pods directly."
+    )
+    assert cli("add", "--subject", subject, "--body", body, "--scope", "global").returncode == 0
+    assert (
+        cli("init", "--agent", "codex", "--agent", "gemini", "--agent", "copilot").returncode == 0
+    )
+    codex_hooks = json.loads((repo / ".codex" / "hooks.json").read_text())["hooks"]
+    gemini_hooks = json.loads((repo / ".gemini" / "settings.json").read_text())["hooks"]
+    copilot_hooks = json.loads((repo / ".github" / "hooks" / "local-recall.json").read_text())
+    commands = {
+        "codex": ("UserPromptSubmit-1", codex_hooks["UserPromptSubmit"][0]["hooks"][0]["command"]),
+        "gemini": ("BeforeAgent-1", gemini_hooks["BeforeAgent"][0]["hooks"][0]["command"]),
+        "copilot": (
+            "userPromptSubmitted-1",
+            copilot_hooks["hooks"]["userPromptSubmitted"][0]["bash"],
+        ),
+    }
+    fixtures = Path(__file__).parent / "fixtures"
+    env = clean_env({"LOCAL_RECALL_HOOKS_START_DAEMON": "false"})
+    for agent, (recorded, command) in commands.items():
+        payload = json.loads((fixtures / agent / f"hook-{recorded}.json").read_text())
+        payload["cwd"] = str(repo)
+        done = subprocess.run(
+            ["sh", "-c", command],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            cwd=repo,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 0 and done.stderr == "", (agent, done.stderr)
+        out = json.loads(done.stdout)
+        if agent == "copilot":
+            assert set(out) == {"additionalContext"}
+            context = out["additionalContext"]
+        else:
+            assert set(out) == {"hookSpecificOutput"}
+            assert set(out["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+            context = out["hookSpecificOutput"]["additionalContext"]
+        assert subject in context, agent

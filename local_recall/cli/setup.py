@@ -62,6 +62,7 @@ def init(
 ) -> None:
     """Create local-recall/ and install the hooks and MCP server into Claude Code (or the agents
     named with --agent). Safe to run again: nothing that is already right is rewritten."""
+    from local_recall.capture.sessions.sources import record_opt_in
     from local_recall.claude_code.install import InstallReport, find_launcher, install
     from local_recall.cli.agents import install_agent, resolve_agents
 
@@ -84,6 +85,7 @@ def init(
         if agent != "claude"
         for change in install_agent(agent, report.root, launcher.argv)
     ]
+    record_opt_in(app.recall.layout.state_dir, add=chosen)  # reading their sessions: opted in
     if as_json:
         emit_json(
             {
@@ -148,6 +150,7 @@ def _suggest_ollama(recall: Recall) -> None:
 def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: bool) -> None:
     """Remove local-recall's hooks and MCP server from Claude Code (or the agents named with
     --agent): exactly what init added. Memories and local-recall/ are kept."""
+    from local_recall.capture.sessions.sources import record_opt_in
     from local_recall.claude_code.install import InstallReport
     from local_recall.claude_code.install import uninstall as uninstall_claude
     from local_recall.cli.agents import AGENTS, resolve_agents, uninstall_agent
@@ -165,6 +168,9 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
         if agent != "claude"
         for change in uninstall_agent(agent, settings.root)
     ]
+    state = Layout(settings.root).state_dir
+    if state.is_dir():
+        record_opt_in(state, remove=chosen)
     if as_json:
         emit_json([c.to_json() for c in report.changes] + [c.to_json() for c in others])
         return
