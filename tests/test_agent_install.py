@@ -227,8 +227,9 @@ def test_init_agent_is_the_opt_in_to_reading_its_sessions(repo: Path, cli: CliRu
     assert opted_in(state) == {"codex", "gemini"}
     assert cli("uninstall", "--agent", "gemini").returncode == 0
     assert opted_in(state) == {"codex"}
-    sources = session_sources(opted_in(state), {"CODEX_HOME": "/c"}, Path("/home/u"))
+    sources = session_sources(opted_in(state), {"CODEX_HOME": "/c"}, Path("/home/u"), [repo])
     assert [(s.agent, s.home) for s in sources] == [("codex", Path("/c"))]
+    assert sources[0].find() == []  # no sessions under /c
     assert sources[0].source_of("abc") == "codex:abc"
     (state / "agents.json").write_text("{not json")
     assert opted_in(state) == frozenset()

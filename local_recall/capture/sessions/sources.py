@@ -3,17 +3,17 @@
 Reading another agent's sessions spends the user's tokens on extraction, so it happens only
 where the user opted in on this machine: `local-recall init --agent <agent>` records the agent in
 `local-recall/state/agents.json` (gitignored: a teammate's commit cannot opt anyone in) and
-`uninstall --agent` takes it out. `session_sources` gives, per opted-in agent, where its session
-files live (its home: `$CODEX_HOME` or `~/.codex`, `~/.gemini`, `$COPILOT_HOME` or `~/.copilot`),
-how to find this repository's files and how to parse one. The capture pass plugs these in
-beside Claude Code's transcripts; each memory's `source` names the agent
-(`<agent>:<session id>`).
+`uninstall --agent` takes it out. `session_sources` gives an `AgentSessions` per opted-in agent:
+the two methods a capture pass asks of any session source (`find` this repository's files under
+the agent's home — `$CODEX_HOME` or `~/.codex`, `~/.gemini`, `$COPILOT_HOME` or `~/.copilot` —
+and `read` one from an offset), plugged in beside Claude Code's transcripts; each memory's
+`source` names the agent (`<agent>:<session id>`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,14 +29,19 @@ SESSION_AGENTS = ("codex", "gemini", "copilot")
 
 
 @dataclass(frozen=True, slots=True)
-class SessionSource:
+class AgentSessions:
+    """One agent's session files of the repository at `roots` (the repository and its
+    worktrees): `find` and `read`, the two methods a capture pass asks of a session source."""
+
     agent: str
     home: Path
-    find: Callable[[Path, Iterable[Path]], list[TranscriptFile]]  # (home, repo roots)
-    parse: Callable[..., ParsedTranscript]  # (path, *, start_offset) like parse_transcript
+    roots: tuple[Path, ...]
 
-    def files(self, roots: Iterable[Path]) -> list[TranscriptFile]:
-        return self.find(self.home, roots)
+    def find(self) -> Sequence[TranscriptFile]:
+        return _FINDERS[self.agent][0](self.home, self.roots)
+
+    def read(self, path: Path, start_offset: int) -> ParsedTranscript:
+        return _FINDERS[self.agent][1](path, start_offset=start_offset)
 
     def source_of(self, session_id: str) -> str:
         """A memory's `source` for a session of this agent."""
@@ -51,7 +56,8 @@ def agent_homes(environ: Mapping[str, str], home: Path) -> dict[str, Path]:
     }
 
 
-_FINDERS = {
+Finder = Callable[[Path, Iterable[Path]], list[TranscriptFile]]
+_FINDERS: dict[str, tuple[Finder, Callable[..., ParsedTranscript]]] = {
     "codex": (codex_rollouts, parse_codex_rollout),
     "gemini": (gemini_chats, parse_gemini_chat),
     "copilot": (copilot_sessions, parse_copilot_events),
@@ -59,13 +65,15 @@ _FINDERS = {
 
 
 def session_sources(
-    agents: Iterable[str], environ: Mapping[str, str], home: Path
-) -> list[SessionSource]:
+    agents: Iterable[str], environ: Mapping[str, str], home: Path, roots: Sequence[Path]
+) -> list[AgentSessions]:
+    """A source per agent in `agents` (the opted-in ones), in a fixed order."""
     homes = agent_homes(environ, home)
+    wanted = set(agents)
     return [
-        SessionSource(agent, homes[agent], *_FINDERS[agent])
+        AgentSessions(agent, homes[agent], tuple(roots))
         for agent in SESSION_AGENTS
-        if agent in set(agents)
+        if agent in wanted
     ]
 
 
