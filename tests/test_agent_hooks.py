@@ -248,6 +248,10 @@ def test_copilot_running_claude_hooks_gets_its_top_level_key(memory_repo: Path) 
     hooks.mkdir(parents=True)
     (hooks / "local-recall.json").write_text("{}")
     assert _claude("user-prompt-submit", payload, memory_repo, COPILOT_CLI="1") == ""
+    # `claude` started from a Copilot shell inherits COPILOT_CLI; its payload still says Claude
+    claude = {**payload, "transcript_path": "/tmp/t.jsonl"}
+    out = json.loads(_claude("user-prompt-submit", claude, memory_repo, COPILOT_CLI="1"))
+    assert set(out) == {"hookSpecificOutput"}
 
 
 def test_claude_code_itself_still_gets_its_shape(memory_repo: Path) -> None:

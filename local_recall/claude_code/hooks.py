@@ -112,9 +112,12 @@ def adds_context(event: str, host: str) -> bool:
 
 def hook_host(payload: HookInput, environ: Mapping[str, str], root: Path) -> str:
     """Copilot CLI runs .claude/settings.json hooks too and says so in COPILOT_CLI (its own
-    .github/hooks ones also get COPILOT_HOOK_DIR). When `init --agent copilot` wired Copilot,
-    its own hooks answer and these stay silent ("skip"): never the same memories twice."""
-    if environ.get("COPILOT_CLI") == "1" and not environ.get("COPILOT_HOOK_DIR"):
+    .github/hooks ones also get COPILOT_HOOK_DIR); its payload has no transcript_path, which
+    Claude Code always sends (so a `claude` started inside a Copilot shell, which inherits
+    COPILOT_CLI, is still Claude Code). When `init --agent copilot` wired Copilot, its own hooks
+    answer and these stay silent ("skip"): never the same memories twice."""
+    copilot = environ.get("COPILOT_CLI") == "1" and not environ.get("COPILOT_HOOK_DIR")
+    if copilot and payload.transcript_path is None:
         if (root / ".github" / "hooks" / "local-recall.json").exists():
             return "skip"
         return "copilot"
