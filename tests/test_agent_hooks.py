@@ -163,6 +163,13 @@ def test_a_broken_local_recall_fails_open(agent: str, memory_repo: Path) -> None
         assert SUBJECT in _context_of(agent, out)
 
 
+def test_copilots_hook_file_run_by_vscode_stays_silent(memory_repo: Path) -> None:
+    """VS Code loads .github/hooks/local-recall.json too, with its own payload."""
+    payload = json.dumps({**VSCODE_PROMPT, "cwd": str(memory_repo)}).encode()
+    args = ["--agent", "copilot", "user-prompt-submitted"]
+    assert _hook(args, payload, memory_repo, _env()) == (0, "")
+
+
 def test_unknown_agent_or_event_does_nothing(memory_repo: Path) -> None:
     assert _hook(["--agent", "nope", "x"], b"{}", memory_repo, _env()) == (0, "")
     assert _hook(["--agent", "codex", "nope"], b"{}", memory_repo, _env()) == (0, "")

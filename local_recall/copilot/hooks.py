@@ -11,8 +11,17 @@ the project in $COPILOT_PROJECT_DIR. docs/agents.md.
 # No `from __future__ import annotations`: NamedTuple string annotations cost at import.
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from local_recall.hooks.agent_hook import AgentHooks, run_agent_hook
+
+
+def from_vscode(payload: Mapping[str, Any]) -> bool:
+    """VS Code loads .github/hooks/*.json too and sends its own payload (camelCase
+    `hookEventName`, which Copilot's never has); its prompt hook cannot take context and its
+    session start wants another shape: stay silent there."""
+    return "hookEventName" in payload
 
 
 def render(event: str, context: str) -> str:
@@ -30,6 +39,7 @@ HOOKS = AgentHooks(
     project_env="COPILOT_PROJECT_DIR",
     sources={"new": "startup", "startup": "startup", "resume": "resume"},
     render=render,
+    foreign=from_vscode,
 )
 
 

@@ -43,6 +43,9 @@ class AgentHooks(NamedTuple):
     project_env: str  # the variable in which the agent names the project directory
     sources: Mapping[str, str]  # the agent's session-start source -> ours
     render: Callable[[str, str], str]  # (event, context) -> the whole stdout ("" for nothing)
+    # a payload another program sent through this agent's hook file (VS Code also loads
+    # .github/hooks/): the hook then does nothing and prints nothing
+    foreign: Callable[[Mapping[str, Any]], bool] = lambda payload: False
 
 
 def read_payload(stream: Any, limit: int = MAX_INPUT_BYTES) -> Mapping[str, Any]:
@@ -96,6 +99,8 @@ def _handle(
     hooks: AgentHooks, event: str, stdin: Any, environ: Mapping[str, str], result: list[str]
 ) -> None:
     payload = read_payload(stdin)
+    if hooks.foreign(payload):
+        return
     root = agent_root(hooks, payload, environ)
     if not (root / RECALL_DIRNAME).is_dir():
         return  # not set up in this repository: stay silent
