@@ -97,6 +97,13 @@ def test_codex_plan_moves_to_a_new_launcher_and_leaves_a_foreign_server_of_our_n
     )
 
 
+def test_codex_uninstall_takes_our_servers_sub_tables_with_it() -> None:
+    installed = codex.plan({codex.HOOKS_FILE: None, codex.CONFIG_FILE: None}, LAUNCHER)
+    edited = (installed[codex.CONFIG_FILE] or "") + '\n[mcp_servers.local-recall.env]\nX = "1"\n'
+    removed = codex.plan({codex.HOOKS_FILE: None, codex.CONFIG_FILE: edited}, None)
+    assert removed[codex.CONFIG_FILE] is None
+
+
 def test_gemini_plan_merges_hooks_server_and_allowed_tools() -> None:
     user = {
         "theme": "dark",

@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from local_recall.agents.files import FileChange, Plan, apply_plan, read_texts
+from local_recall.agents.files import FileChange, apply_plan, read_texts
 from local_recall.agents.plan import agent_of_command, installed_agent_hooks, section_of
 from local_recall.codex import install_plan as codex_plan
 from local_recall.copilot import install_plan as copilot_plan
@@ -47,8 +47,7 @@ def _run(agent: str, root: Path, launcher: Sequence[str] | None) -> list[FileCha
     def plan(texts: Mapping[str, str | None]) -> dict[str, str | None]:
         return plan_of(texts, launcher)
 
-    carried: Plan = plan
-    return apply_plan(agent, root, names, carried)
+    return apply_plan(agent, root, names, plan)
 
 
 def install_agent(agent: str, root: Path, launcher: Sequence[str]) -> list[FileChange]:
@@ -110,7 +109,7 @@ def agent_checks(root: Path, which: Callable[[str], str | None]) -> list[Check]:
 def _wiring(agent: str, texts: Mapping[str, str | None]) -> tuple[list[str], bool, str]:
     if agent == "codex":
         hooks = installed_agent_hooks(_json(texts.get(codex_plan.HOOKS_FILE)), agent)
-        mcp = codex_plan._our_table(texts.get(codex_plan.CONFIG_FILE) or "") is not None
+        mcp = codex_plan.our_mcp_table(texts.get(codex_plan.CONFIG_FILE) or "") is not None
         note = "trust the hooks once in Codex (/hooks) and the project (codex exec --trust)"
         return hooks, mcp, note if hooks else ""
     if agent == "gemini":

@@ -34,7 +34,9 @@ HOOKS = (
     AgentHookSpec("UserPromptSubmit", "user-prompt-submit", {"timeout": 10}),
 )
 _TABLE = re.compile(r'^\[mcp_servers\.(?:local-recall|"local-recall")\]\s*$', re.MULTILINE)
-_NEXT_TABLE = re.compile(r"^\[", re.MULTILINE)
+# the next table that is not one of ours' sub-tables (`[mcp_servers.local-recall.env]` is part
+# of our server: it goes with it)
+_NEXT_TABLE = re.compile(r'^\[(?!mcp_servers\.(?:local-recall|"local-recall")\.)', re.MULTILINE)
 
 
 def _json(text: str | None) -> dict[str, object]:
@@ -53,7 +55,7 @@ def mcp_table(launcher: Sequence[str]) -> str:
     )
 
 
-def _our_table(text: str) -> tuple[int, int] | None:
+def our_mcp_table(text: str) -> tuple[int, int] | None:
     """(start, end) of the `[mcp_servers.local-recall]` table when it runs local-recall."""
     match = _TABLE.search(text)
     if match is None:
@@ -73,7 +75,7 @@ def _our_table(text: str) -> tuple[int, int] | None:
 def plan_config(text: str | None, launcher: Sequence[str] | None) -> str | None:
     """The config.toml text with our server table (launcher given) or without it (None)."""
     current = text or ""
-    span = _our_table(current)
+    span = our_mcp_table(current)
     if launcher is None:
         if span is None:
             return text
