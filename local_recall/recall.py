@@ -355,7 +355,7 @@ class Recall:
         )
         if not self.config.summaries.committed:
             ensure_gitignore(self.layout, summaries_committed=False)
-        return run_pass(
+        report = run_pass(
             inputs,
             extractor=extractor,
             progress=progress,
@@ -366,6 +366,32 @@ class Recall:
             ended=ended,
             source=source,
         )
+        if source is not None or transcripts is not None or only_path is not None:
+            return report
+        # then the other agents whose sessions this machine opted in to (`init --agent`)
+        from local_recall.capture.report import combined
+        from local_recall.capture.sessions.sources import opted_in, session_sources
+        from local_recall.capture.transcripts.discovery import git_worktrees
+
+        agents = opted_in(self.layout.state_dir)
+        if not agents or report.stopped is not None:
+            return report
+        home = Path(self.settings.environ.get("HOME") or Path.home())
+        roots = [self.root, *git_worktrees(self.root)]
+        for agent_source in session_sources(agents, self.settings.environ, home, roots):
+            more = run_pass(
+                inputs,
+                extractor=extractor,
+                progress=progress,
+                should_stop=should_stop,
+                lock_timeout=lock_timeout,
+                ended=ended,
+                source=agent_source,
+            )
+            report = combined(report, more)
+            if more.stopped is not None:
+                break
+        return report
 
     def session_summaries(
         self, *, branch: str | None = None, limit: int | None = None

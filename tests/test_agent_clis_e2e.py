@@ -195,3 +195,58 @@ def test_copilot_with_what_init_wrote(tmp_path: Path) -> None:
         done = run_cli(copilot, ["-p", PROMPT], cwd=repo, env=copilot_env(home, api.url))
         assert done.returncode == 0, done.stderr[-2000:]
         assert "still here" in done.stdout
+
+
+EXTRACTED = {
+    "memories": [
+        {
+            "subject": "Never restart pods directly: deploy through bluegreen.sh",
+            "body": "The load balancer must drain connections first, so deploys go through "
+            "scripts/bluegreen.sh.",
+            "keywords": ["deploy", "load balancer"],
+            "applies_to": "global",
+        }
+    ]
+}
+
+
+def test_a_codex_session_becomes_memories_through_codex_exec(tmp_path: Path) -> None:
+    """Capture end to end with no Claude Code anywhere: a Codex session in a repository opted
+    in with `init --agent codex`, then `local-recall sync` extracting with `codex exec`."""
+    codex = agent_cli_or_fail("codex")
+    repo = _repo(tmp_path)
+    _init(repo, "codex")
+    home = tmp_path / "home"
+    sent: list[str] = []
+
+    def respond(call: ModelCall) -> Turn:
+        if isinstance(call.body.get("text"), dict) and "format" in call.body["text"]:
+            sent.append(call.visible_text)  # the extraction request (structured output)
+            return say(json.dumps(EXTRACTED))
+        return say("We deploy through scripts/bluegreen.sh so the load balancer can drain.")
+
+    with FakeOpenAI(respond) as api:
+        env = codex_env(home, api.url)
+        trust_codex_project(home, repo)
+        prompt = "Remember: never restart pods directly <private>badge 4471</private>"
+        done = run_cli(codex, ["exec", prompt], cwd=repo, env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        sync = subprocess.run(
+            [LOCAL_RECALL, "sync", "--json"],
+            cwd=repo,
+            env={
+                **env,
+                "LOCAL_RECALL_EXTRACTION_EXTRACTOR": "codex",
+                "LOCAL_RECALL_EXTRACTION_CLI_PATH": codex,
+            },
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    assert sync.returncode == 0, sync.stderr[-2000:]
+    report = json.loads(sync.stdout)
+    assert report["memories_created"] == 1, report
+    assert "never restart pods directly" in sent[0] and "4471" not in sent[0]
+    files = [p.read_text() for p in (repo / "local-recall" / "episodic-memory").glob("*.md")]
+    memory = next(text for text in files if "Never restart pods directly" in text)
+    assert "source: codex:" in memory  # provenance names the agent

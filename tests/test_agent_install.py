@@ -5,6 +5,8 @@ files."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -227,19 +229,37 @@ def test_a_broken_agent_file_stops_init_before_anything_is_written(
 
 def test_init_agent_is_the_opt_in_to_reading_its_sessions(repo: Path, cli: CliRunner) -> None:
     from local_recall.capture.sessions.sources import opted_in, session_sources
+    from local_recall.capture.transcripts.model import TranscriptFile
 
     state = repo / "local-recall" / "state"
-    assert opted_in(state) == frozenset()  # never the default
+    assert opted_in(state) == {}  # never the default
     assert cli("init", "--agent", "codex", "--agent", "gemini").returncode == 0
-    assert opted_in(state) == {"codex", "gemini"}
+    assert set(opted_in(state)) == {"codex", "gemini"}
+    first = opted_in(state)["codex"]
+    assert cli("init", "--agent", "codex").returncode == 0
+    assert opted_in(state)["codex"] == first  # opting in again keeps the first time
     assert cli("uninstall", "--agent", "gemini").returncode == 0
-    assert opted_in(state) == {"codex"}
+    assert set(opted_in(state)) == {"codex"}
     sources = session_sources(opted_in(state), {"CODEX_HOME": "/c"}, Path("/home/u"), [repo])
     assert [(s.agent, s.home) for s in sources] == [("codex", Path("/c"))]
     assert sources[0].find() == []  # no sessions under /c
-    assert sources[0].source_of("abc") == "codex:abc"
+    found = TranscriptFile(Path("/x.jsonl"), "abc", False, None, 0, 0)
+    assert sources[0].memory_source(found) == "codex:abc"
+    # a session last written before the opt-in is not read; one written since is
+    rollout = sorted((Path(__file__).parent / "fixtures" / "codex").glob("rollout-*.jsonl"))[0]
+    home = repo.parent / "codex-home"
+    copy = home / "sessions" / "2026" / "11" / "25" / rollout.name
+    copy.parent.mkdir(parents=True)
+    shutil.copyfile(rollout, copy)
+    source = session_sources(
+        opted_in(state), {"CODEX_HOME": str(home)}, Path("/h"), [Path("/home/dev/project")]
+    )[0]
+    os.utime(copy, ns=(first - 10**9, first - 10**9))
+    assert source.find() == []
+    os.utime(copy, ns=(first + 10**9, first + 10**9))
+    assert [f.path for f in source.find()] == [copy]
     (state / "agents.json").write_text("{not json")
-    assert opted_in(state) == frozenset()
+    assert opted_in(state) == {}
 
 
 def test_done_when_each_agents_own_payload_into_the_command_init_gave_it(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,7 +86,8 @@ def init(
         if agent != "claude"
         for change in install_agent(agent, report.root, launcher.argv)
     ]
-    record_opt_in(app.recall.layout.state_dir, add=chosen)  # reading their sessions: opted in
+    now_ns = time.time_ns()
+    record_opt_in(app.recall.layout.state_dir, add=chosen, now_ns=now_ns)  # their sessions
     if as_json:
         emit_json(
             {
@@ -170,7 +172,7 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
     ]
     state = Layout(settings.root).state_dir
     if state.is_dir():
-        record_opt_in(state, remove=chosen)
+        record_opt_in(state, remove=chosen, now_ns=time.time_ns())
     if as_json:
         emit_json([c.to_json() for c in report.changes] + [c.to_json() for c in others])
         return

@@ -7,7 +7,8 @@ where the user opted in on this machine: `local-recall init --agent <agent>` rec
 the two methods a capture pass asks of any session source (`find` this repository's files under
 the agent's home — `$CODEX_HOME` or `~/.codex`, `~/.gemini`, `$COPILOT_HOME` or `~/.copilot` —
 and `read` one from an offset), plugged in beside Claude Code's transcripts; each memory's
-`source` names the agent (`<agent>:<session id>`).
+`source` names the agent (`<agent>:<session id>`). Only sessions written to since the opt-in are
+read: opting in does not replay months of old logs on the user's quota.
 """
 
 from __future__ import annotations
@@ -36,16 +37,19 @@ class AgentSessions:
     agent: str
     home: Path
     roots: tuple[Path, ...]
+    since_ns: int = 0  # when this machine opted in: sessions last written before are not read
 
     def find(self) -> Sequence[TranscriptFile]:
-        return _FINDERS[self.agent][0](self.home, self.roots)
+        found = _FINDERS[self.agent][0](self.home, self.roots)
+        return [f for f in found if f.mtime_ns >= self.since_ns]
 
     def read(self, path: Path, start_offset: int) -> ParsedTranscript:
         return _FINDERS[self.agent][1](path, start_offset=start_offset)
 
-    def source_of(self, session_id: str) -> str:
-        """A memory's `source` for a session of this agent."""
-        return f"{self.agent}:{session_id}"
+    def memory_source(self, transcript: TranscriptFile) -> str:
+        """A memory's `source`: `<agent>:<session id>` (Claude Code's are
+        `transcript:<session id>`)."""
+        return f"{self.agent}:{transcript.session_id}"
 
 
 def agent_homes(environ: Mapping[str, str], home: Path) -> dict[str, Path]:
@@ -65,38 +69,54 @@ _FINDERS: dict[str, tuple[Finder, Callable[..., ParsedTranscript]]] = {
 
 
 def session_sources(
-    agents: Iterable[str], environ: Mapping[str, str], home: Path, roots: Sequence[Path]
+    agents: Mapping[str, int] | Iterable[str],
+    environ: Mapping[str, str],
+    home: Path,
+    roots: Sequence[Path],
 ) -> list[AgentSessions]:
-    """A source per agent in `agents` (the opted-in ones), in a fixed order."""
+    """A source per agent in `agents` (the opted-in ones, with when: `opted_in`), in a fixed
+    order."""
     homes = agent_homes(environ, home)
-    wanted = set(agents)
+    since = dict(agents) if isinstance(agents, Mapping) else dict.fromkeys(agents, 0)
     return [
-        AgentSessions(agent, homes[agent], tuple(roots))
+        AgentSessions(agent, homes[agent], tuple(roots), since[agent])
         for agent in SESSION_AGENTS
-        if agent in wanted
+        if agent in since
     ]
 
 
 # --- the opt-in, per machine -------------------------------------------------------------------
 
 
-def opted_in(state_dir: Path) -> frozenset[str]:
-    """The agents whose sessions this machine may read for the repository (none when the file
-    is missing or unreadable: reading sessions is never the default)."""
+def opted_in(state_dir: Path) -> dict[str, int]:
+    """The agents whose sessions this machine may read for the repository, each with the time
+    it opted in (ns since the epoch); none when the file is missing or unreadable: reading
+    sessions is never the default."""
     try:
         data = json.loads(read_text_nofollow(state_dir / AGENTS_STATE, limit=65536))
     except (OSError, ValueError):
-        return frozenset()
+        return {}
     agents = data.get("capture") if isinstance(data, dict) else None
-    return (
-        frozenset(a for a in agents if a in SESSION_AGENTS)
-        if isinstance(agents, list)
-        else (frozenset())
-    )
+    if not isinstance(agents, dict):
+        return {}
+    return {
+        agent: when
+        for agent, when in agents.items()
+        if agent in SESSION_AGENTS and isinstance(when, int) and not isinstance(when, bool)
+    }
 
 
-def record_opt_in(state_dir: Path, add: Iterable[str] = (), remove: Iterable[str] = ()) -> None:
-    current = (opted_in(state_dir) | set(add)) - set(remove)
+def record_opt_in(
+    state_dir: Path, add: Iterable[str] = (), remove: Iterable[str] = (), *, now_ns: int
+) -> None:
+    """Add agents (an agent already in keeps its first time) and remove others. Sessions last
+    written before an agent's time are not read: opting in is not a replay of old logs."""
+    current = opted_in(state_dir)
+    for agent in add:
+        if agent in SESSION_AGENTS:
+            current.setdefault(agent, now_ns)
+    for agent in remove:
+        current.pop(agent, None)
     state_dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"capture": sorted(current & set(SESSION_AGENTS))}, indent=2) + "\n"
+    text = json.dumps({"capture": dict(sorted(current.items()))}, indent=2) + "\n"
     write_text_atomic(state_dir / AGENTS_STATE, text)
