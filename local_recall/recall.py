@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["InitReport", "Recall", "SearchQuery", "SearchResult", "Settings"]
 
 import builtins
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -355,43 +356,22 @@ class Recall:
         )
         if not self.config.summaries.committed:
             ensure_gitignore(self.layout, summaries_committed=False)
-        report = run_pass(
+        one_pass = functools.partial(
+            run_pass,
             inputs,
             extractor=extractor,
             progress=progress,
-            transcripts=transcripts,
-            only_path=only_path,
             should_stop=should_stop,
             lock_timeout=lock_timeout,
             ended=ended,
-            source=source,
         )
+        report = one_pass(transcripts=transcripts, only_path=only_path, source=source)
         if source is not None or transcripts is not None or only_path is not None:
             return report
-        # then the other agents whose sessions this machine opted in to (`init --agent`)
-        from local_recall.capture.report import combined
-        from local_recall.capture.sessions.sources import opted_in, session_sources
-        from local_recall.capture.transcripts.discovery import git_worktrees
+        from local_recall.capture.sessions.sources import with_agent_passes
 
-        agents = opted_in(self.layout.state_dir)
-        if not agents or report.stopped is not None:
-            return report
-        home = Path(self.settings.environ.get("HOME") or Path.home())
-        roots = [self.root, *git_worktrees(self.root)]
-        for agent_source in session_sources(agents, self.settings.environ, home, roots):
-            more = run_pass(
-                inputs,
-                extractor=extractor,
-                progress=progress,
-                should_stop=should_stop,
-                lock_timeout=lock_timeout,
-                ended=ended,
-                source=agent_source,
-            )
-            report = combined(report, more)
-            if more.stopped is not None:
-                break
-        return report
+        # then the other agents this machine opted in to (`init --agent`)
+        return with_agent_passes(report, one_pass, self.layout.state_dir, self.settings.environ)
 
     def session_summaries(
         self, *, branch: str | None = None, limit: int | None = None

@@ -18,10 +18,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from local_recall.capture.report import PassReport, combined
 from local_recall.capture.sessions.codex import parse_codex_rollout
 from local_recall.capture.sessions.copilot import parse_copilot_events
 from local_recall.capture.sessions.discovery import codex_rollouts, copilot_sessions, gemini_chats
 from local_recall.capture.sessions.gemini import parse_gemini_chat
+from local_recall.capture.transcripts.discovery import git_worktrees
 from local_recall.capture.transcripts.model import ParsedTranscript, TranscriptFile
 from local_recall.repo.files import read_text_nofollow, write_text_atomic
 
@@ -83,6 +85,29 @@ def session_sources(
         for agent in SESSION_AGENTS
         if agent in since
     ]
+
+
+def with_agent_passes(
+    first: PassReport,
+    run: Callable[..., PassReport],
+    state_dir: Path,
+    environ: Mapping[str, str],
+) -> PassReport:
+    """After Claude Code's pass (`first`), one pass per opted-in agent (`run(source=…)`), all
+    in one report; none when the first stopped early (disabled, out of budget, rate limited,
+    asked to stop). The repository is the state folder's; its git worktrees count too."""
+    agents = opted_in(state_dir)
+    if not agents or first.stopped is not None:
+        return first
+    root = state_dir.parent.parent  # <root>/local-recall/state
+    home = Path(environ.get("HOME") or Path.home())
+    report = first
+    for source in session_sources(agents, environ, home, [root, *git_worktrees(root)]):
+        more = run(source=source)
+        report = combined(report, more)
+        if more.stopped is not None:
+            break
+    return report
 
 
 # --- the opt-in, per machine -------------------------------------------------------------------
