@@ -210,8 +210,14 @@ def test_init_and_uninstall_agents_on_real_files(repo: Path, cli: CliRunner) -> 
     assert "trust" in by_name["codex"]["detail"]
     done = cli("uninstall", "--agent", "codex", "--agent", "gemini", "--agent", "copilot")
     assert done.returncode == 0, done.stderr
+    # Claude Code alone (its .mcp.json) says nothing about Copilot
+    assert cli("init").returncode == 0
+    names = {c["name"] for c in json.loads(cli("doctor", "--json").stdout)}
+    assert not {"codex", "gemini", "copilot"} & names
+    done = cli("uninstall")
+    assert done.returncode == 0, done.stderr
     assert json.loads((repo / ".gemini" / "settings.json").read_text()) == {"theme": "dark"}
-    for gone in (".codex", ".github", ".mcp.json"):
+    for gone in (".codex", ".github", ".mcp.json", ".claude"):
         assert not (repo / gone).exists(), gone
 
 

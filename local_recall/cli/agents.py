@@ -83,10 +83,16 @@ def agent_checks(root: Path, which: Callable[[str], str | None]) -> list[Check]:
     checks: list[Check] = []
     for agent in ("codex", "gemini", "copilot"):
         names, _ = PLANS[agent]
-        texts = read_texts(root, names)
+        try:
+            texts = read_texts(root, names)
+        except InvalidInput as exc:
+            checks.append(Check(agent, FAIL, str(exc)))
+            continue
         hooks, mcp, extra = _wiring(agent, texts)
         cli = which(BINARIES[agent])
-        if not hooks and not mcp:
+        # Copilot shares .mcp.json with Claude Code: only its hooks file says it was wired
+        wired = bool(hooks) or (mcp and agent != "copilot")
+        if not wired:
             if cli:
                 checks.append(
                     Check(
