@@ -13,9 +13,11 @@ a fresh machine with npm) and fails the test if that install fails: a skip would
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -215,14 +217,23 @@ def run_cli(
     env: Mapping[str, str],
     timeout: float = 180.0,
 ) -> subprocess.CompletedProcess[str]:
-    """Run a CLI to completion (no shell, stdin closed)."""
-    return subprocess.run(
+    """Run a CLI to completion (no shell, stdin closed). Past `timeout` its whole process group
+    is killed (the CLIs start helpers of their own) and TimeoutExpired is raised."""
+    proc = subprocess.Popen(
         [binary, *args],
         cwd=cwd,
         env=dict(env),
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-        check=False,
+        start_new_session=True,
     )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)

@@ -61,8 +61,8 @@ def _repo(tmp_path: Path) -> Path:
 
 def _searching(namespaced: bool) -> Any:
     """Call the search tool as soon as it is offered, then answer with what it returned. Until
-    it is offered (Copilot connects MCP servers while the turn runs), wait with a shell call:
-    as a model would keep working, at most three times."""
+    it is offered (Copilot connects MCP servers while the turn runs), wait with a shell call, as
+    a model would keep working: at most three times."""
 
     def respond(call: ModelCall | GeminiCall) -> Turn:
         outputs = call.function_responses if isinstance(call, GeminiCall) else call.tool_outputs
@@ -176,11 +176,20 @@ def test_copilot_with_what_init_wrote(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     _init(repo, "copilot")
     home = tmp_path / "home"
-    with FakeOpenAI(_searching(namespaced=False)) as api:
-        env = copilot_env(home, api.url)
-        trust_copilot_folder(home, repo)
-        done = run_cli(copilot, ["-p", PROMPT, "--allow-all-tools"], cwd=repo, env=env)
-        calls = api.calls()
+    trust_copilot_folder(home, repo)
+    # Copilot 1.0.102's MCP client and our server (mcp SDK 2.3, protocol 2026-07-28) can fail
+    # their handshake ("-32022 ... the initialize handshake is not accepted", in Copilot's log);
+    # Copilot then remembers the protocol and the next session connects (docs/agents.md). Only
+    # that failure earns another session, at most two more; anything else fails the test.
+    for _ in range(3):
+        with FakeOpenAI(_searching(namespaced=False)) as api:
+            env = copilot_env(home, api.url)
+            done = run_cli(copilot, ["-p", PROMPT, "--allow-all-tools"], cwd=repo, env=env)
+            calls = api.calls()
+        if any("local-recall-search_memories" in call.tool_names for call in calls):
+            break
+        logs = "".join(p.read_text() for p in (home / ".copilot" / "logs").glob("*.log"))
+        assert "-32022" in logs, "no local-recall MCP tools, and not the known handshake race"
     assert done.returncode == 0, done.stderr[-2000:]
     assert SUBJECT in done.stdout, (calls[0].tool_names, done.stdout[-1500:])  # MCP search
     assert SUBJECT in _context_of(calls[0].visible_text)  # hook context (1.0.102 injects it)
