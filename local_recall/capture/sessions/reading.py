@@ -23,9 +23,7 @@ from local_recall.errors import TranscriptUnreadable
 
 logger = logging.getLogger(__name__)
 
-SessionSource = Path | bytes
-# (entry, start, end) -> None; the assembler's `turns()` gives the result
-AddEntry = Callable[[Mapping[str, object], int, int], None]
+SessionBytes = Path | bytes  # a session file, or its content
 
 
 class Assembler:
@@ -44,7 +42,7 @@ class Assembler:
 
 
 def parse_session(
-    source: SessionSource,
+    source: SessionBytes,
     make: Callable[[frozenset[str]], Assembler],
     *,
     start_offset: int = 0,
