@@ -9,12 +9,30 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"]:
+        if args[1:2] == ["--agent"] and len(args) > 2 and args[2] != "claude":
+            return _agent_hook(args[2], args[3:])
+        if args[1:2] == ["--agent"]:
+            args = ["hook", *args[3:]]
         from local_recall.claude_code.hooks.events import run_hook
 
         return int(run_hook(args[1:]))
     from local_recall.cli import run_cli
 
     return run_cli(args)
+
+
+def _agent_hook(agent: str, args: list[str]) -> int:
+    """`local-recall hook --agent <codex|gemini|copilot> <event>`; an unknown agent does nothing
+    (exit 0: a hook never breaks a session)."""
+    if agent == "codex":
+        from local_recall.codex.hooks import run_hook
+    elif agent == "gemini":
+        from local_recall.gemini.hooks import run_hook
+    elif agent == "copilot":
+        from local_recall.copilot.hooks import run_hook
+    else:
+        return 0
+    return int(run_hook(args))
 
 
 if __name__ == "__main__":

@@ -288,7 +288,16 @@ class Recall:
 
         if not self.config.summaries.committed:
             ensure_gitignore(self.layout, summaries_committed=False)
-        return run_pass(pass_inputs(self), **options)
+        inputs = pass_inputs(self)
+        if any(options.get(key) is not None for key in ("source", "transcripts", "only_path")):
+            return run_pass(inputs, **options)
+        one_pass = functools.partial(run_pass, inputs, **options)
+        from local_recall.capture.sessions.sources import with_agent_passes
+
+        # Claude Code's sessions, then those of the agents opted in to (`init --agent`)
+        return with_agent_passes(
+            one_pass(), one_pass, self.root, self.layout.state_dir, self.settings.environ
+        )
 
     def session_summaries(
         self, *, branch: str | None = None, limit: int | None = None

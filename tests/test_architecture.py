@@ -37,6 +37,10 @@ LAYERS: dict[str, int] = {
     "hooks": 7,  # the hook runtime every agent's hooks share
     "claude_code": 7,
     "mcp_server": 7,  # the MCP tools every agent calls
+    "agents": 7,  # what init writes for the other agents: pure plans, one file executor
+    "codex": 7,  # other agents' hooks and project configuration (docs/agents.md)
+    "gemini": 7,
+    "copilot": 7,
     "daemon": 7,
     "web": 7,  # the browser viewer (served by the daemon, started by the CLI)
     "__main__": 7,
@@ -47,13 +51,32 @@ ADAPTERS = frozenset(name for name, rank in LAYERS.items() if rank == 7)
 # (the daemon importing a hook's module, say) fails test_adapters_import_each_other_as_allowed,
 # and a cycle in this table fails test_adapter_arrows_have_no_cycle.
 ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
-    "__main__": frozenset({"cli", "claude_code"}),  # `local-recall hook` skips click
-    # init installs into Claude Code, `daemon start`, `doctor`, `mcp` serves, `ui` hands the
+    # `local-recall hook [--agent …]` skips click
+    "__main__": frozenset({"cli", "claude_code", "codex", "gemini", "copilot"}),
+    # init (Claude Code and --agent), daemon start, doctor, `mcp` serves, `ui` hands the
     # viewer's token to the browser through web.launcher's private page
-    "cli": frozenset({"claude_code", "daemon", "doctor", "logs", "mcp_server", "web"}),
+    "cli": frozenset(
+        {
+            "agents",
+            "claude_code",
+            "codex",
+            "copilot",
+            "daemon",
+            "doctor",
+            "gemini",
+            "logs",
+            "mcp_server",
+            "web",
+        }
+    ),
     "doctor": frozenset({"claude_code", "logs"}),  # inspects the Claude Code install
     "claude_code": frozenset({"hooks"}),  # its hooks: the shared answers
     "mcp_server": frozenset({"logs"}),
+    # each agent: the shared agent-hook runtime, the shared install-plan helpers
+    "codex": frozenset({"agents", "hooks"}),
+    "gemini": frozenset({"agents", "hooks"}),
+    "copilot": frozenset({"agents", "hooks"}),
+    "agents": frozenset(),
     "hooks": frozenset({"daemon", "logs"}),  # ask the daemon over its socket, start it
     "daemon": frozenset({"web"}),  # serves the browser viewer
     "web": frozenset(),

@@ -32,7 +32,7 @@ from local_recall.capture.report import Tally
 from local_recall.capture.sources import SessionSource
 from local_recall.capture.transcripts.condense import NEW_TURNS_HEADER
 from local_recall.capture.transcripts.model import TranscriptFile, Turn
-from local_recall.capture.writer import MemoryWriter, memory_source, session_of
+from local_recall.capture.writer import MemoryWriter, session_of
 from local_recall.errors import ExtractionFailed, RateLimited, RecallError, TranscriptUnreadable
 from local_recall.repo.config import ExtractionConfig
 
@@ -132,7 +132,7 @@ class Executor:
             self.ledger.record(replace(entry, pending_turns=plan.new_turns), seen=transcript)
             return
         self.tally.transcripts_processed += 1
-        source = memory_source(transcript)
+        source = self.source.memory_source(transcript)
         if plan.action == "advance":
             thinking = self.writer.write_thinking(
                 parsed.turns, item.offset, plan.end_offset, source
@@ -198,7 +198,7 @@ class Executor:
         self.tally.answered(result.input_tokens, result.output_tokens, result.cost_usd)
         self.tally.dropped += len(result.dropped)
         self.ledger.spend(result.input_tokens, result.output_tokens)
-        source = memory_source(transcript)
+        source = self.source.memory_source(transcript)
         files = chunk_files(turns, planned.chunk.turn_uuids, str(self.root))
         ids: list[str] = []
         for candidate in result.memories:

@@ -106,3 +106,18 @@ class Tally:
             value = getattr(self, name)
             frozen[name] = tuple(value) if isinstance(value, list) else value
         return PassReport(**frozen, memories_created=len(self.created_ids), seconds=seconds)
+
+
+def combined(first: PassReport, second: PassReport) -> PassReport:
+    """Two passes (Claude Code's sessions, then another agent's) as one report: counts add up,
+    lists join, the first early stop is kept, the index counts as synced if either did."""
+    values: dict[str, Any] = {}
+    for spec in fields(PassReport):
+        a, b = getattr(first, spec.name), getattr(second, spec.name)
+        if isinstance(a, bool):
+            values[spec.name] = a or b
+        elif isinstance(a, int | float | tuple):
+            values[spec.name] = a + b
+        else:
+            values[spec.name] = a if a is not None else b
+    return PassReport(**values)

@@ -25,6 +25,7 @@ from local_recall.capture.progress import PipelineState
 from local_recall.capture.transcripts.discovery import select_transcripts
 from local_recall.capture.transcripts.model import ParsedTranscript, TranscriptFile
 from local_recall.capture.transcripts.parse import parse_transcript
+from local_recall.capture.writer import memory_source
 
 
 class SessionSource(Protocol):
@@ -37,6 +38,10 @@ class SessionSource(Protocol):
     def read(self, path: Path, start_offset: int) -> ParsedTranscript:
         """The turns from `start_offset` on, cleaned (`<private>` spans removed, secrets
         redacted). Raises TranscriptUnreadable."""
+        ...
+
+    def memory_source(self, transcript: TranscriptFile) -> str:
+        """The `source` of a memory extracted from `transcript`: which agent, which session."""
         ...
 
 
@@ -58,6 +63,9 @@ class ClaudeCodeSessions:
 
     def read(self, path: Path, start_offset: int) -> ParsedTranscript:
         return parse_transcript(path, start_offset=start_offset)
+
+    def memory_source(self, transcript: TranscriptFile) -> str:
+        return memory_source(transcript)
 
 
 @dataclass(frozen=True, slots=True)

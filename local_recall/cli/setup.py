@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,27 +47,49 @@ _CLAUDE_SCOPE_HELP = (
     "--scope", type=_CLAUDE_SCOPE, default="project", show_default=True, help=_CLAUDE_SCOPE_HELP
 )
 @click.option("--no-claude", is_flag=True, help="Do not touch Claude Code's settings/.mcp.json.")
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    metavar="AGENT",
+    help="Wire this agent at project scope: claude (default), codex, gemini, copilot, or all "
+    "(every one whose CLI is on PATH). Repeatable. Also the opt-in to reading its sessions.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_app
-def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
-    """Create local-recall/ and install the hooks and MCP server into Claude Code. Safe to run
-    again: nothing that is already right is rewritten."""
+def init(
+    app: AppContext, scope: str, no_claude: bool, agents: tuple[str, ...], as_json: bool
+) -> None:
+    """Create local-recall/ and install the hooks and MCP server into Claude Code (or the agents
+    named with --agent). Safe to run again: nothing that is already right is rewritten."""
+    from local_recall.capture.sessions.sources import record_opt_in
     from local_recall.claude_code.install.apply import InstallReport, find_launcher, plan_install
+    from local_recall.cli.agents import install_agent, resolve_agents
 
+    settings = app.settings
+    chosen = resolve_agents(agents, settings.which)  # a wrong name fails before anything
+    launcher = find_launcher(search_path=settings.environ.get("PATH", os.defpath))
     # Plan and check everything first: a refusal (a symlinked .mcp.json, a settings file that
     # is not JSON) must leave the repository as it was, local-recall/ included.
     plan = None
-    if not no_claude:
-        settings = app.settings
+    if not no_claude and "claude" in chosen:
         plan = plan_install(
             settings.root,
             claude_config_dir=settings.claude_config_dir,
             scope=scope,
-            launcher=find_launcher(search_path=settings.environ.get("PATH", os.defpath)),
+            launcher=launcher,
         )
     report = app.recall.init()
     log_to_repo(app.recall)  # recall.log can exist only now
     claude = plan.carry_out() if plan is not None else InstallReport(())
+    others = [
+        change
+        for agent in chosen
+        if agent != "claude"
+        for change in install_agent(agent, report.root, launcher.argv)
+    ]
+    now_ns = time.time_ns()
+    record_opt_in(app.recall.layout.state_dir, add=chosen, now_ns=now_ns)  # their sessions
     if as_json:
         emit_json(
             {
@@ -76,6 +99,7 @@ def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
                 "gitignore_added": list(report.gitignore_added),
                 "gitattributes_added": list(report.gitattributes_added),
                 "claude": [c.to_json() for c in claude.changes],
+                "agents": [c.to_json() for c in others],
             }
         )
         return
@@ -89,6 +113,10 @@ def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
         click.echo(f"  .gitattributes: added {', '.join(report.gitattributes_added)}")
     for change in claude.changes:
         click.echo(f"  Claude Code {change.what}: {change.action} {change.path}")
+    for other in others:
+        click.echo(f"  {other.agent}: {other.action} {other.path}")
+    if any(c.agent == "codex" and c.action in ("created", "updated") for c in others):
+        click.echo("  codex: trust the project hooks once in Codex (/hooks) before they run")
     _suggest_ollama(app.recall)
 
 
@@ -114,22 +142,46 @@ def _suggest_ollama(recall: Recall) -> None:
     show_default=True,
     help="Which settings file to remove the hooks from (as for init).",
 )
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    metavar="AGENT",
+    help="Remove what init wrote for this agent: claude (default), codex, gemini, copilot, all.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_app
-def uninstall(app: AppContext, scope: str, as_json: bool) -> None:
-    """Remove local-recall's hooks and MCP server from Claude Code (exactly what init added).
-    Memories and local-recall/ are kept."""
+def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: bool) -> None:
+    """Remove local-recall's hooks and MCP server from Claude Code (or the agents named with
+    --agent): exactly what init added. Memories and local-recall/ are kept."""
+    from local_recall.capture.sessions.sources import record_opt_in
+    from local_recall.claude_code.install.apply import InstallReport
     from local_recall.claude_code.install.apply import uninstall as uninstall_claude
+    from local_recall.cli.agents import AGENTS, resolve_agents, uninstall_agent
 
     settings = app.settings
-    report = uninstall_claude(
-        settings.root, claude_config_dir=settings.claude_config_dir, scope=scope
-    )
+    chosen = list(AGENTS) if "all" in agents else resolve_agents(agents, settings.which)
+    report = InstallReport(())
+    if "claude" in chosen:
+        report = uninstall_claude(
+            settings.root, claude_config_dir=settings.claude_config_dir, scope=scope
+        )
+    others = [
+        change
+        for agent in chosen
+        if agent != "claude"
+        for change in uninstall_agent(agent, settings.root)
+    ]
+    state = settings.layout.state_dir  # a user cache when the checkout is read-only
+    if state.is_dir():
+        record_opt_in(state, remove=chosen, now_ns=time.time_ns())
     if as_json:
-        emit_json([c.to_json() for c in report.changes])
+        emit_json([c.to_json() for c in report.changes] + [c.to_json() for c in others])
         return
     for change in report.changes:
         click.echo(f"Claude Code {change.what}: {change.action} {change.path}")
+    for other in others:
+        click.echo(f"{other.agent}: {other.action} {other.path}")
 
 
 @cli.command()
@@ -170,6 +222,9 @@ def doctor(app: AppContext, as_json: bool) -> None:
     checks.extend(check_claude_hooks(settings.root, settings.claude_config_dir, settings.which))
     checks.extend(check_claude_mcp(settings.root, settings.claude_config_dir, settings.which))
     checks.extend(check_claude_cli(settings.which))
+    from local_recall.cli.agents import agent_checks
+
+    checks.extend(agent_checks(settings.root, settings.which))
     if isinstance(opened, Recall):
         config, user_config = opened.config, settings.user_config_path
         checks.extend(check_destinations(config, settings.environ, user_config))

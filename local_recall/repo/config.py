@@ -93,9 +93,18 @@ class HooksConfig:
 @dataclass(frozen=True, slots=True)
 class ExtractionConfig:
     enabled: bool = _key(True, "Extract memories from Claude Code transcripts.")
-    extractor: str = _key("claude", "claude (claude -p) or ollama.", ("claude", "ollama"))
-    model: str = _key("haiku", "Model for extraction (claude -p --model / Ollama model).")
+    extractor: str = _key(
+        "claude",
+        "claude (claude -p), codex (codex exec), gemini (gemini -p) or ollama.",
+        ("claude", "codex", "gemini", "ollama"),
+    )
+    model: str = _key(
+        "haiku",
+        "Model for extraction (claude -p --model / Ollama model / codex, gemini -m; "
+        "haiku there means the CLI's own default).",
+    )
     claude_path: str = _key("", "Path of the claude CLI; empty = found on PATH.")
+    cli_path: str = _key("", "Path of the codex or gemini CLI; empty = found on PATH.")
     timeout_seconds: float = _key(180.0, "Timeout of one extraction call.", minimum=1)
     max_attempts: int = _key(3, "Attempts per chunk before it is left for later.", minimum=1)
     chunk_chars: int = _key(24_000, "Condensed transcript size per request.", minimum=1000)

@@ -30,6 +30,7 @@ MACHINE_KEYS: dict[tuple[str, str], str] = {
     ("extraction", "claude_path"): "never",
     # where the org index lives may be shared by the team, how to sign in never (docs/org.md)
     ("org", "uri"): "no-credentials",
+    ("extraction", "cli_path"): "never",  # the codex / gemini extractor's program
 }
 
 

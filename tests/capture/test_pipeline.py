@@ -966,6 +966,9 @@ class NotesSessions:
                 offset += len(line)
         return ParsedTranscript(tuple(turns), offset, ParseStats())
 
+    def memory_source(self, transcript: TranscriptFile) -> str:
+        return f"notes:{transcript.session_id}"
+
 
 def test_another_agents_sessions_plug_in_as_a_source(offline: World, tmp_path: Path) -> None:
     folder = tmp_path / "other-agent"
@@ -981,6 +984,7 @@ def test_another_agents_sessions_plug_in_as_a_source(offline: World, tmp_path: P
     report = offline.recall().sync_transcripts(extractor=scripted, source=NotesSessions(folder))
     assert (report.transcripts_seen, report.chunks_sent, report.memories_created) == (1, 1, 1)
     assert "Why does the cache miss on Mondays?" in scripted.sent[0]
+    assert [m.source for m in offline.recall().list()] == ["notes:run-1"]  # the agent's name
     assert offline.state()[str(session)]["offset"] == session.stat().st_size
     again = offline.recall().sync_transcripts(extractor=scripted, source=NotesSessions(folder))
     assert again.transcripts_skipped == 1 and len(scripted.sent) == 1

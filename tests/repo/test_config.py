@@ -225,3 +225,14 @@ def test_a_committed_org_uri_is_kept_unless_it_carries_credentials(tmp_path: Pat
     assert "credentials come from the environment" in config.ignored[0]
     # the user's own environment may say anything
     assert load_config(path, {"LOCAL_RECALL_ORG_URI": "s3://mine/x"}).org.uri == "s3://mine/x"
+
+
+def test_a_committed_config_cannot_choose_an_agent_cli_extractor() -> None:
+    """`codex` / `gemini` run a program and spend the user's own subscription: only the user
+    picks them; a committed `ollama` (cheaper) still applies."""
+    from local_recall.repo.config_trust import committed_personal_problem
+
+    for agent in ("codex", "gemini"):
+        assert committed_personal_problem("extraction", "extractor", agent, "claude")
+        assert committed_personal_problem("extraction", "extractor", "claude", agent)
+    assert committed_personal_problem("extraction", "extractor", "ollama", "claude") is None

@@ -87,14 +87,41 @@ HANDLERS: dict[str, Callable[[HookRun, HookInput], str]] = {
 }
 
 
-def hook_output(event: str, context: str) -> str:
-    """The whole stdout of a hook: one JSON object, or nothing."""
-    if not context or event in ("SessionEnd", "PreCompact"):
+def hook_output(event: str, context: str, host: str = "claude") -> str:
+    """The whole stdout of a hook: one JSON object in the shape the program that ran it
+    accepts, or nothing (docs/agents.md). VS Code and Cursor cannot add context on a prompt;
+    Cursor's session start takes `additional_context`, Copilot CLI reads a top-level
+    `additionalContext` only."""
+    if not context or event in ("SessionEnd", "PreCompact") or not adds_context(event, host):
         return ""
+    if host == "cursor":
+        return json.dumps({"additional_context": context}, ensure_ascii=False)
+    if host == "copilot":
+        return json.dumps({"additionalContext": context}, ensure_ascii=False)
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
         ensure_ascii=False,
     )
+
+
+def adds_context(event: str, host: str) -> bool:
+    """Whether anything the hook prints for `event` can reach the model under `host`: when it
+    cannot, the hook does no work at all (no search on every VS Code prompt)."""
+    return not (event == "UserPromptSubmit" and host in ("vscode", "cursor"))
+
+
+def hook_host(payload: HookInput, environ: Mapping[str, str], root: Path) -> str:
+    """Copilot CLI runs .claude/settings.json hooks too and says so in COPILOT_CLI (its own
+    .github/hooks ones also get COPILOT_HOOK_DIR); its payload has no transcript_path, which
+    Claude Code always sends (so a `claude` started inside a Copilot shell, which inherits
+    COPILOT_CLI, is still Claude Code). When `init --agent copilot` wired Copilot, its own hooks
+    answer and these stay silent ("skip"): never the same memories twice."""
+    copilot = environ.get("COPILOT_CLI") == "1" and not environ.get("COPILOT_HOOK_DIR")
+    if copilot and payload.transcript_path is None:
+        if (root / ".github" / "hooks" / "local-recall.json").exists():
+            return "skip"
+        return "copilot"
+    return payload.host
 
 
 def hook_root(payload_cwd: str | None, environ: Mapping[str, str], cwd: Path) -> Path:
@@ -128,9 +155,14 @@ def _handle(event: str, stdin: Any, environ: Mapping[str, str], result: list[str
             "INFO",
             f"hook {event}: stdin over {MAX_INPUT_BYTES} bytes; used its start",
         )
+    host = hook_host(payload, environ, root)
+    if host == "skip" or not adds_context(event, host):
+        return
+    if host != "claude" and event in ("SessionEnd", "PreCompact"):
+        return  # another program's transcript: the pipeline reads Claude Code's only
     run = HookRun(AGENT, event, root, environ, settings)
     try:
-        result.append(hook_output(event, HANDLERS[event](run, payload)))
+        result.append(hook_output(event, HANDLERS[event](run, payload), host))
     except BaseException:
         log(layout, AGENT, "WARNING", f"hook {event} failed", exc_info=True)
 

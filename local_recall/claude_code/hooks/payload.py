@@ -22,6 +22,9 @@ class HookInput(NamedTuple):
     transcript_path: str | None = None
     session_id: str | None = None
     truncated: bool = False
+    # Which program ran the hook from .claude/settings.json (host_of): "claude", "vscode",
+    # "cursor"; Copilot CLI is told by its environment (hooks.py).
+    host: str = "claude"
 
 
 def _text(data: Mapping[str, Any], key: str) -> str | None:
@@ -41,18 +44,41 @@ def parse_hook_input(raw: bytes, *, truncated: bool = False) -> HookInput:
         return HookInput()
     if not isinstance(data, dict):
         return HookInput()
-    return _hook_input(lambda key: _text(data, key))
+    host = host_of(data)
+    parsed = _hook_input(lambda key: _text(data, key), host=host)
+    if parsed.cwd is None and host == "cursor":  # Cursor names its workspace roots, no cwd
+        roots = data.get("workspace_roots")
+        first = roots[0] if isinstance(roots, list) and roots else None
+        parsed = parsed._replace(cwd=_clean(first) if isinstance(first, str) else None)
+    return parsed
 
 
-def _hook_input(field: Callable[[str], str | None], *, truncated: bool = False) -> HookInput:
+def host_of(data: Mapping[str, Any]) -> str:
+    """VS Code and Cursor also run the hooks in .claude/settings.json, with payloads of their
+    own (docs/agents.md): Cursor's carry `cursor_version` / `conversation_id` /
+    `workspace_roots` and camelCase event names; VS Code's `hookEventName` instead of Claude
+    Code's `hook_event_name`."""
+    if any(key in data for key in ("cursor_version", "conversation_id", "workspace_roots")):
+        return "cursor"
+    if data.get("hook_event_name") in ("beforeSubmitPrompt", "sessionStart"):
+        return "cursor"
+    if "hookEventName" in data and "hook_event_name" not in data:
+        return "vscode"
+    return "claude"
+
+
+def _hook_input(
+    field: Callable[[str], str | None], *, truncated: bool = False, host: str = "claude"
+) -> HookInput:
     """A HookInput whose string fields are `field(key)`, key by key."""
     return HookInput(
         cwd=field("cwd"),
         prompt=field("prompt"),
         source=field("source"),
         transcript_path=field("transcript_path"),
-        session_id=field("session_id"),
+        session_id=field("session_id") or field("sessionId") or field("conversation_id"),
         truncated=truncated,
+        host=host,
     )
 
 

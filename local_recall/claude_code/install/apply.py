@@ -48,6 +48,10 @@ from local_recall.claude_code.install.plan import (
 from local_recall.errors import InvalidClaudeSettings, StorageError
 from local_recall.repo.files import check_writable_place, write_text_atomic
 
+# What `init --agent copilot` writes (copilot/install_plan.py's HOOKS_FILE; an adapter this
+# one may not import): while it exists, Copilot CLI needs the shared .mcp.json entry.
+COPILOT_HOOKS = ".github/hooks/local-recall.json"
+
 
 def find_launcher(python: str = sys.executable, search_path: str | None = None) -> Launcher:
     """The `local-recall` console script next to the interpreter (same venv), else
@@ -345,8 +349,11 @@ def install(
 def uninstall(root: Path, *, claude_config_dir: Path, scope: str = "project") -> InstallReport:
     """Remove exactly what `install` adds: our hook entries (from the settings file of `scope`),
     the approval, our MCP server entry, and the skills and commands identical to ours. Files
-    left empty are deleted; all else is kept."""
+    left empty are deleted; all else is kept. The `.mcp.json` entry stays while `init --agent
+    copilot`'s hooks file exists: Copilot CLI uses that entry too (copilot/install_plan.py)."""
     edits = _edits(root, claude_config_dir, scope, adding=False, launcher=Launcher(()))
+    if os.path.lexists(root / COPILOT_HOOKS):  # Copilot CLI reads the same .mcp.json entry
+        edits = [edit for edit in edits if edit.what != "MCP server"]
     files = _plan(edits, adding=False)
     removed = uninstall_guidance(guidance_dir(scope, root, claude_config_dir))
     report = InstallReport(tuple(_carry_out(files, root, adding=False)))

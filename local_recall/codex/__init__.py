@@ -1,0 +1,1 @@
+"""Codex CLI: its hooks (hooks.py) and its project configuration (install_plan.py)."""

@@ -1,0 +1,106 @@
+"""What `init --agent codex` writes (pure, over the files' texts):
+
+* `.codex/hooks.json`: SessionStart (`startup|resume|clear`) and UserPromptSubmit running
+  `local-recall hook --agent codex …`, merged with the file's other hooks (plan.py). Codex runs
+  a project hook only once the user trusts it (`/hooks` in the TUI stores its hash in the user
+  config); `doctor` says so. Timeouts in seconds.
+* `.codex/config.toml`: `[mcp_servers.local-recall]` (command and args only). Never `required =
+  true`: Codex would then refuse to start whenever the server cannot. The table is added as
+  text at the end and removed as text; a table of that name that is not ours is left alone.
+  Project config loads only in a trusted project (`codex exec --trust`, or the TUI's prompt).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+
+from local_recall.agents.plan import (
+    AgentHookSpec,
+    is_local_recall_argv,
+    plan_hooks_install,
+    plan_hooks_uninstall,
+)
+
+AGENT = "codex"
+HOOKS_FILE = ".codex/hooks.json"
+CONFIG_FILE = ".codex/config.toml"
+FILES = [HOOKS_FILE, CONFIG_FILE]
+SERVER = "local-recall"
+HOOKS = (
+    AgentHookSpec("SessionStart", "session-start", {"timeout": 15}, "startup|resume|clear"),
+    AgentHookSpec("UserPromptSubmit", "user-prompt-submit", {"timeout": 10}),
+)
+_TABLE = re.compile(r'^\[mcp_servers\.(?:local-recall|"local-recall")\]\s*$', re.MULTILINE)
+# the next table that is not one of ours' sub-tables (`[mcp_servers.local-recall.env]` is part
+# of our server: it goes with it)
+_NEXT_TABLE = re.compile(r'^\[(?!mcp_servers\.(?:local-recall|"local-recall")\.)', re.MULTILINE)
+
+
+def _json(text: str | None) -> dict[str, object]:
+    data = json.loads(text) if text and text.strip() else {}
+    return data if isinstance(data, dict) else {}
+
+
+def _dump(document: Mapping[str, object]) -> str | None:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n" if document else None
+
+
+def mcp_table(launcher: Sequence[str]) -> str:
+    args = [*launcher[1:], "mcp"]
+    return (
+        f"[mcp_servers.{SERVER}]\ncommand = {json.dumps(launcher[0])}\nargs = {json.dumps(args)}\n"
+    )
+
+
+def our_mcp_table(text: str) -> tuple[int, int] | None:
+    """(start, end) of the `[mcp_servers.local-recall]` table when it runs local-recall."""
+    match = _TABLE.search(text)
+    if match is None:
+        return None
+    following = _NEXT_TABLE.search(text, match.end())
+    end = following.start() if following else len(text)
+    try:
+        entry = tomllib.loads(text[match.start() : end]).get("mcp_servers", {}).get(SERVER, {})
+    except tomllib.TOMLDecodeError:
+        return None
+    command, args = entry.get("command"), entry.get("args") or []
+    if not isinstance(command, str) or not isinstance(args, list) or args[-1:] != ["mcp"]:
+        return None
+    return (match.start(), end) if is_local_recall_argv([command, *args[:-1]]) else None
+
+
+def plan_config(text: str | None, launcher: Sequence[str] | None) -> str | None:
+    """The config.toml text with our server table (launcher given) or without it (None)."""
+    current = text or ""
+    span = our_mcp_table(current)
+    if launcher is None:
+        if span is None:
+            return text
+        rest = (current[: span[0]] + current[span[1] :]).strip("\n")
+        return rest + "\n" if rest.strip() else None
+    table = mcp_table(launcher)
+    if span is not None:
+        return (
+            current[: span[0]]
+            + table
+            + ("\n" if current[span[1] :] else "")
+            + current[span[1] :].lstrip("\n")
+        )
+    if _TABLE.search(current):
+        return text  # someone else's server of that name: theirs
+    separator = "" if not current else ("\n" if current.endswith("\n") else "\n\n")
+    return current + separator + table
+
+
+def plan(texts: Mapping[str, str | None], launcher: Sequence[str] | None) -> dict[str, str | None]:
+    """New texts of FILES: installed with `launcher`, or our parts removed (None)."""
+    hooks = _json(texts.get(HOOKS_FILE))
+    if launcher is None:
+        new_hooks = plan_hooks_uninstall(hooks, AGENT)
+    else:
+        new_hooks = plan_hooks_install(hooks, HOOKS, launcher, AGENT)
+    hooks_text = texts.get(HOOKS_FILE) if new_hooks == hooks else _dump(new_hooks)
+    return {HOOKS_FILE: hooks_text, CONFIG_FILE: plan_config(texts.get(CONFIG_FILE), launcher)}
