@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from local_recall.capture.extraction.prompt import Extractor
     from local_recall.capture.pipeline import PassProgress
     from local_recall.capture.report import PassReport
+    from local_recall.capture.sources import SessionSource
     from local_recall.capture.transcripts.model import TranscriptFile
 
 
@@ -319,6 +320,7 @@ class Recall:
         should_stop: Callable[[], bool] | None = None,
         lock_timeout: float = 5.0,
         ended: Sequence[Path] = (),
+        source: SessionSource | None = None,
     ) -> PassReport:
         """One extraction pass: new turns of this repo's Claude Code transcripts become
         memories, then the index is synced. Expected outcomes are report fields; raises
@@ -326,7 +328,8 @@ class Recall:
         when state or a memory cannot be written. `progress(done, total, label)` is told before
         each transcript; `should_stop` is polled between chunks. See `capture.pipeline.run_pass`
         for the other arguments (`ended`: transcripts whose session ended or is being
-        compacted: their session summary is written now)."""
+        compacted: their session summary is written now; `source`: another agent's sessions
+        instead of Claude Code's, see `capture.sources.SessionSource`)."""
         # Imported here: the hooks open a Recall on their cold path and never run a pass.
         from local_recall.capture.pipeline import PassInputs, run_pass
 
@@ -361,6 +364,7 @@ class Recall:
             should_stop=should_stop,
             lock_timeout=lock_timeout,
             ended=ended,
+            source=source,
         )
 
     def session_summaries(

@@ -27,17 +27,33 @@ LAYERS: dict[str, int] = {
     "settings": 4,
     "ollama_client": 1,
     "recall": 5,
-    # adapters: they translate protocols and may use each other (the CLI starts the daemon,
-    # hooks ask it over its socket), but nothing below imports them.
-    "doctor": 6,  # checks the Claude Code install too, so it sits beside the adapters
-    "logs": 6,
-    "cli": 6,
-    "claude_code": 6,
-    "daemon": 6,
-    "web": 6,  # the browser viewer (served by the daemon, started by the CLI)
-    "__main__": 6,
+    "context": 6,  # what an agent is shown: served by the daemon, called by every hook
+    # adapters: they translate protocols and may use each other along ADAPTER_IMPORTS only
+    # (the CLI starts the daemon, hooks ask it over its socket), but nothing below imports them.
+    "doctor": 7,  # checks the Claude Code install too, so it sits beside the adapters
+    "logs": 7,
+    "cli": 7,
+    "hooks": 7,  # the hook runtime every agent's hooks share
+    "claude_code": 7,
+    "daemon": 7,
+    "web": 7,  # the browser viewer (served by the daemon, started by the CLI)
+    "__main__": 7,
 }
-ADAPTERS = frozenset(name for name, rank in LAYERS.items() if rank == 6)
+ADAPTERS = frozenset(name for name, rank in LAYERS.items() if rank == 7)
+
+# The only adapter -> adapter arrows, lazy imports included. One direction each: an arrow back
+# (the daemon importing a hook's module, say) fails test_adapters_import_each_other_as_allowed,
+# and a cycle in this table fails test_adapter_arrows_have_no_cycle.
+ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
+    "__main__": frozenset({"cli", "claude_code"}),  # `local-recall hook` skips click
+    "cli": frozenset({"claude_code", "daemon", "doctor", "logs"}),  # init, daemon start, doctor
+    "doctor": frozenset({"claude_code", "logs"}),  # inspects the Claude Code install
+    "claude_code": frozenset({"hooks", "logs"}),  # its hooks: the shared answers
+    "hooks": frozenset({"daemon", "logs"}),  # ask the daemon over its socket, start it
+    "daemon": frozenset({"web"}),  # serves the browser viewer
+    "web": frozenset(),
+    "logs": frozenset(),
+}
 
 # Frameworks are imported in one place each.
 FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
@@ -72,7 +88,9 @@ PURE = frozenset(
     {
         "search.index_plan",
         "capture.pipeline_plan",
-        "claude_code.hook_context",
+        "context.notes",
+        "context.prompt",
+        "context.session",
         "claude_code.hook_input",
         "claude_code.install_plan",
         "memory.model",
@@ -160,6 +178,70 @@ def test_imports_point_down(module: str) -> None:
         if LAYERS[other] >= LAYERS[own]:
             problems.append(f"{module} imports {target} (layer {other} is not below {own})")
     assert not problems, "\n".join(sorted(set(problems)))
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) in ADAPTERS))
+def test_adapters_import_each_other_as_allowed(module: str) -> None:
+    own = _layer(module)
+    problems = []
+    for name in _imports(MODULES[module], module):
+        target = _internal(name)
+        if target is None or _layer(target) not in ADAPTERS or _layer(target) == own:
+            continue
+        if _layer(target) not in ADAPTER_IMPORTS[own]:
+            problems.append(f"{module} imports {target} (not in ADAPTER_IMPORTS[{own!r}])")
+    assert not problems, "\n".join(sorted(set(problems)))
+
+
+def test_adapter_arrows_have_no_cycle() -> None:
+    assert set(ADAPTER_IMPORTS) == ADAPTERS
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, f"adapter import cycle: {' -> '.join((*path, name))}"
+        if name not in done:
+            for target in ADAPTER_IMPORTS[name]:
+                visit(target, (*path, name))
+            done.add(name)
+
+    for name in sorted(ADAPTER_IMPORTS):
+        visit(name, ())
+
+
+def _arrows() -> dict[str, set[str]]:
+    """Top-level part -> the other top-level parts it imports."""
+    arrows: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        for name in _imports(path, module):
+            target = _internal(name)
+            if target is None or target.split(".")[0] not in LAYERS:
+                continue
+            if _layer(target) != _layer(module):
+                arrows.setdefault(_layer(module), set()).add(_layer(target))
+    return arrows
+
+
+def test_adapter_arrows_are_all_used() -> None:
+    """ADAPTER_IMPORTS says what is, not what might be: an arrow nobody uses is removed."""
+    arrows = _arrows()
+    unused = sorted(
+        f"{a} -> {b}"
+        for a, targets in ADAPTER_IMPORTS.items()
+        for b in targets
+        if b not in arrows.get(a, set())
+    )
+    assert not unused, unused
+
+
+def test_no_top_level_part_imports_one_that_imports_it_back() -> None:
+    arrows = _arrows()
+    both_ways = sorted(
+        f"{a} <-> {b}"
+        for a, targets in arrows.items()
+        for b in targets
+        if a < b and a in arrows.get(b, set())
+    )
+    assert not both_ways, both_ways
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

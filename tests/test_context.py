@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from local_recall.claude_code.hook_context import (
+from local_recall.context.notes import (
     CLOSE_TAG,
     MAX_CONTEXT_CHARS,
     NOTICE,
     OPEN_TAG,
     Note,
     char_budget,
-    fill_budget,
     note_from_json,
     notes_from_json,
-    plan_session,
-    prompt_context,
-    prompt_query,
-    rank_for_session,
-    render_session_context,
 )
+from local_recall.context.prompt import fill_budget, prompt_context, prompt_query
+from local_recall.context.session import plan_session, rank_for_session, render_session_context
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"

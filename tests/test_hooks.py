@@ -30,8 +30,7 @@ from local_recall.claude_code.hook_input import (
     read_stdin,
     salvage_string_field,
 )
-from local_recall.claude_code.hook_settings import hook_root
-from local_recall.claude_code.hooks import hook_output
+from local_recall.claude_code.hooks import hook_output, hook_root
 from local_recall.daemon.query_client import POINTER_NAME, socket_paths
 from local_recall.daemon.query_server import QueryServer
 from tests.conftest import clean_env, git_init

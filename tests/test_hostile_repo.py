@@ -26,8 +26,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from local_recall.claude_code.hook_context import defang_wrapper
 from local_recall.claude_code.mcp_stdin import REFUSAL, answerable_line
+from local_recall.context.notes import defang_wrapper
 from local_recall.errors import StorageError
 from local_recall.logs import escape_controls
 from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter

@@ -15,7 +15,9 @@ from local_recall.capture.provenance import chunk_files, memory_files
 from local_recall.capture.report import Tally
 from local_recall.capture.transcripts.model import ToolCall, Turn
 from local_recall.capture.writer import MemoryWriter
-from local_recall.claude_code.hook_context import Note, hit_block, index_line, note_from_json
+from local_recall.context.notes import Note, note_from_json
+from local_recall.context.prompt import hit_block
+from local_recall.context.session import index_line
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound
 from local_recall.lifecycle.commit_check import check_text, is_memory_path
 from local_recall.lifecycle.provenance import current_head, parse_rev_parse

@@ -42,7 +42,14 @@ from local_recall.capture.pipeline_plan import (
 from local_recall.capture.pipeline_state import load_state, prefix_fingerprint, save_state
 from local_recall.capture.progress import PipelineState, TranscriptState, advanced, failed
 from local_recall.capture.report import PassReport
-from local_recall.capture.transcripts.model import ToolCall, ToolResult, Turn
+from local_recall.capture.transcripts.model import (
+    ParsedTranscript,
+    ParseStats,
+    ToolCall,
+    ToolResult,
+    TranscriptFile,
+    Turn,
+)
 from local_recall.capture.transcripts.project_dirs import encode_project_dir
 from local_recall.errors import ExtractionFailed
 from local_recall.recall import Recall
@@ -925,6 +932,63 @@ def test_scripted_pass_then_nothing_to_do(offline: World) -> None:
     # nothing new: no extractor is even built, so a missing `claude` does not matter
     again = offline.recall().sync_transcripts()
     assert again.errors == () and again.transcripts_skipped == 1 and again.chunks_sent == 0
+
+
+class NotesSessions:
+    """Another agent's sessions in a made-up format — one JSON object a line, {"role", "text",
+    "at"} — as a `SessionSource`: the pass takes it without any other change."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def find(self) -> list[TranscriptFile]:
+        found = []
+        for path in sorted(self.folder.glob("*.jsonl")):
+            size, mtime = path.stat().st_size, path.stat().st_mtime_ns
+            found.append(TranscriptFile(path, path.stem, False, None, size, mtime))
+        return found
+
+    def read(self, path: Path, start_offset: int) -> ParsedTranscript:
+        turns, offset = [], start_offset
+        with path.open("rb") as stream:
+            stream.seek(start_offset)
+            for line in stream:
+                if not line.endswith(b"\n"):
+                    break  # still being written
+                data = json.loads(line)
+                at = datetime.fromisoformat(data["at"])
+                uuid = f"{path.stem}-{offset}"
+                turns.append(
+                    Turn(
+                        uuid,
+                        data["role"],
+                        at,
+                        data["text"],
+                        start_offset=offset,
+                        end_offset=offset + len(line),
+                    )
+                )
+                offset += len(line)
+        return ParsedTranscript(tuple(turns), offset, ParseStats())
+
+
+def test_another_agents_sessions_plug_in_as_a_source(offline: World, tmp_path: Path) -> None:
+    folder = tmp_path / "other-agent"
+    folder.mkdir()
+    session = folder / "run-1.jsonl"
+    at = "2026-01-05T09:00:00+00:00"
+    lines = [
+        {"role": "user", "text": "Why does the cache miss on Mondays?", "at": at},
+        {"role": "assistant", "text": "The key embeds the ISO week.", "at": at},
+    ]
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    scripted = ScriptedExtractor()
+    report = offline.recall().sync_transcripts(extractor=scripted, source=NotesSessions(folder))
+    assert (report.transcripts_seen, report.chunks_sent, report.memories_created) == (1, 1, 1)
+    assert "Why does the cache miss on Mondays?" in scripted.sent[0]
+    assert offline.state()[str(session)]["offset"] == session.stat().st_size
+    again = offline.recall().sync_transcripts(extractor=scripted, source=NotesSessions(folder))
+    assert again.transcripts_skipped == 1 and len(scripted.sent) == 1
 
 
 def test_second_pass_waits_while_one_is_running(offline: World) -> None:

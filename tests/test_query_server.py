@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 
 from local_recall.daemon.query_client import ask, is_private_dir, socket_paths
-from local_recall.daemon.query_server import QueryServer, parse_search_request, prepare_socket_dir
+from local_recall.daemon.query_server import QueryServer, prepare_socket_dir
+from local_recall.daemon.query_service import parse_search_request
 from local_recall.errors import InvalidInput, StorageError
 from local_recall.search.limits import MAX_QUERY_CHARS
+from local_recall.search.query import SearchQuery
 
 
 @pytest.fixture
@@ -253,7 +255,7 @@ def test_search_request_defaults_and_query_cap() -> None:
 
 
 def test_query_service_answers_from_the_library(repo: Path) -> None:
-    from local_recall.daemon.query_server import QueryService
+    from local_recall.daemon.query_service import QueryService
     from local_recall.recall import Recall
     from local_recall.settings import Settings
     from tests.conftest import clean_env
@@ -294,6 +296,65 @@ def test_query_service_answers_from_the_library(repo: Path) -> None:
     ):
         with pytest.raises(InvalidInput):
             service.handle(bad)
+
+
+def test_a_hook_without_a_daemon_sees_what_the_daemon_replies(repo: Path) -> None:
+    """The hook's in-process ContextService and the daemon's reply give the same notes: hits
+    become notes directly, with the values the JSON round trip gives (flags included)."""
+    from datetime import UTC, datetime
+
+    from local_recall.context.notes import notes_from_json
+    from local_recall.context.prompt import PromptAsk
+    from local_recall.context.service import ContextService, hit_note
+    from local_recall.context.session import SessionAsk, SessionNotes
+    from local_recall.daemon.query_service import QueryService
+    from local_recall.memory.drafts import make_draft
+    from local_recall.memory.model import Provenance
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
+    from tests.conftest import clean_env
+
+    recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
+    recall.add("Parser quirk", "The parser drops BOMs.", scope="file:src/parser.py")
+    recall.add("Parser speed", "The parser streams lines.", reviewed=False)
+    recall.add("Parser errors", "The parser raises ParseError with the line number.")
+    first, second = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+    for session, when in ((first, 1), (second, 2)):
+        recall.summaries.put(
+            session,
+            make_draft(
+                subject=f"Session {session}",
+                body="## Request\n\nFix the parser",
+                keywords=["session-summary"],
+                applies_to="global",
+                occurred_at=datetime(2025, 3, when, tzinfo=UTC),
+                source=f"transcript:{session}",
+                provenance=Provenance(branch="main", session=session),
+            ),
+        )
+    daemon = QueryService(recall, on_transcript_done=print, describe=dict)
+    in_process = ContextService(recall, use_index=False)
+
+    ask = PromptAsk("parser", limit=10, min_score=0.0)
+    result = in_process.search(SearchQuery("parser", limit=10, min_score=0.0))
+    assert len(result.hits) == 3
+    assert [hit_note(h) for h in result.hits] == notes_from_json(
+        [h.to_json(with_body=True) for h in result.hits]
+    )
+    unreviewed = [n for n in in_process.prompt_notes(ask) if n.unreviewed]
+    assert [n.subject for n in unreviewed] == ["Parser speed"]
+    reply = daemon.handle(ask.to_request())
+    assert {n.id for n in notes_from_json(reply["hits"])} == {
+        n.id for n in in_process.prompt_notes(ask)
+    }
+
+    for source in ("startup", "resume", "compact", "clear"):
+        session = SessionAsk(source, limit=2, summaries=5, session_id=first, branch="main")
+        found = in_process.session_notes(session)
+        assert SessionNotes.from_reply(daemon.handle(session.to_request())) == found
+        assert found.total == 3 and len(found.notes) == 2
+        continued = source in ("compact", "clear")  # the session id given is continued
+        assert found.summaries[0].id == (first if continued else second)
 
 
 def test_pointer_file_names_the_bound_socket_while_serving(sock_dir: Path, tmp_path: Path) -> None:

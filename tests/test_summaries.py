@@ -35,12 +35,8 @@ from local_recall.capture.summary_plan import (
 )
 from local_recall.capture.transcripts.model import ToolCall, Turn
 from local_recall.capture.transcripts.project_dirs import encode_project_dir
-from local_recall.claude_code.summary_context import (
-    SummaryNote,
-    pick_summaries,
-    render_summaries,
-    summary_note_from_json,
-)
+from local_recall.context.notes import SummaryNote, summary_note_from_json
+from local_recall.context.session import pick_summaries, render_summaries
 from local_recall.errors import InvalidInput
 from local_recall.recall import Recall
 from local_recall.repo.git_head import read_git_head

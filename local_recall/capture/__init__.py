@@ -1,5 +1,8 @@
-"""From Claude Code transcripts to memories, below the `Recall` facade (which calls it as
-`Recall.sync_transcripts`): `transcripts/` (find, parse, condense), `extraction/` (prompt, the
-`claude -p` and Ollama backends), `pipeline.py` (one pass, carrying out the pure plans of
-`pipeline_plan.py` over the values of `progress.py`), `pipeline_state.py` (the state file),
-`budget.py` (the daily budget), `writer.py` (writing memories), `report.py` (`PassReport`)."""
+"""From coding-agent sessions to memories, below the `Recall` facade (which calls it as
+`Recall.sync_transcripts`). One pass (`pipeline.py`) reads top to bottom: observe
+(`sources.py`: an agent's session files — Claude Code's in `transcripts/` — one observation
+each; `ledger.py`: progress and daily spend, loaded together) -> plan (`pipeline_plan.py`,
+pure, over the values of `progress.py`) -> carry out (`executor.py`: read, chunk, extract with
+`extraction/`, write with `writer.py`; then `summaries.py`) -> report (`report.py`: one
+`Tally`, its `PassReport` derived). The files: `pipeline_state.py` (state/pipeline.json),
+`budget.py` (state/budget.json)."""

@@ -1,10 +1,15 @@
-"""What one pipeline pass did: `PassReport` (returned by `Recall.sync_transcripts`, printed by
-`local-recall sync --json`, kept in the daemon's status) and the `Tally` a pass counts into."""
+"""What one pipeline pass did. A pass counts into one mutable `Tally`; `Tally.report()` freezes
+it into the `PassReport` returned by `Recall.sync_transcripts`, printed by
+`local-recall sync --json` and kept in the daemon's status. The two share their field names, so
+the report and its JSON are derived from the fields, never copied out by hand."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from local_recall.capture.pipeline_plan import PassPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,87 +45,64 @@ class PassReport:
         return bool(self.memories_created or self.thinking_created)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "transcripts_seen": self.transcripts_seen,
-            "transcripts_processed": self.transcripts_processed,
-            "transcripts_skipped": self.transcripts_skipped,
-            "chunks_sent": self.chunks_sent,
-            "api_calls": self.api_calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(self.cost_usd, 6),
-            "memories_created": self.memories_created,
-            "duplicates": self.duplicates,
-            "near_duplicates": self.near_duplicates,
-            "dropped": self.dropped,
-            "rejected": self.rejected,
-            "superseded": self.superseded,
-            "thinking_created": self.thinking_created,
-            "summaries_written": self.summaries_written,
-            "summary_calls": self.summary_calls,
-            "created_ids": list(self.created_ids),
-            "errors": list(self.errors),
-            "notes": list(self.notes),
-            "stopped": self.stopped,
-            "index_synced": self.index_synced,
-            "seconds": round(self.seconds, 3),
-        }
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name, value in data.items():
+            if isinstance(value, tuple):
+                data[name] = list(value)
+        data["cost_usd"] = round(self.cost_usd, 6)
+        data["seconds"] = round(self.seconds, 3)
+        return data
 
 
 @dataclass(slots=True)
 class Tally:
-    seen: int = 0
-    processed: int = 0
-    skipped: int = 0
-    chunks: int = 0
-    calls: int = 0
+    """The one counter a pass (and the writer and the summaries it drives) counts into. Its
+    fields are PassReport's, less the two derived when the report is made."""
+
+    transcripts_seen: int = 0
+    transcripts_processed: int = 0
+    transcripts_skipped: int = 0
+    chunks_sent: int = 0
+    api_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    cost: float = 0.0
-    created: list[str] = field(default_factory=list)
+    cost_usd: float = 0.0
+    created_ids: list[str] = field(default_factory=list)  # memories_created: its length
     duplicates: int = 0
     near_duplicates: int = 0
     dropped: int = 0
     rejected: int = 0
     superseded: int = 0
-    thinking: int = 0
-    summaries: int = 0
+    thinking_created: int = 0
+    summaries_written: int = 0
     summary_calls: int = 0
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stopped: str | None = None
     index_synced: bool = False
 
+    @property
+    def changed(self) -> bool:
+        return bool(self.created_ids or self.thinking_created)
+
     def answered(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
         """One extractor call returned an answer."""
-        self.calls += 1
+        self.api_calls += 1
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
-        self.cost += cost_usd or 0.0
+        self.cost_usd += cost_usd or 0.0
+
+    def planned(self, plan: PassPlan, seen: int, *, paused: bool) -> None:
+        """What the pass's plan already says: how many transcripts were seen and skipped, and
+        why deferred work waits (a rate limit's pause, else the daily budget)."""
+        self.transcripts_seen = seen
+        self.transcripts_skipped = len(plan.unchanged) + len(plan.waiting) + len(plan.deferred)
+        if plan.deferred:
+            self.stopped = "rate_limited" if paused else "budget"
 
     def report(self, seconds: float) -> PassReport:
-        return PassReport(
-            transcripts_seen=self.seen,
-            transcripts_processed=self.processed,
-            transcripts_skipped=self.skipped,
-            chunks_sent=self.chunks,
-            api_calls=self.calls,
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            cost_usd=self.cost,
-            memories_created=len(self.created),
-            duplicates=self.duplicates,
-            near_duplicates=self.near_duplicates,
-            dropped=self.dropped,
-            rejected=self.rejected,
-            superseded=self.superseded,
-            thinking_created=self.thinking,
-            summaries_written=self.summaries,
-            summary_calls=self.summary_calls,
-            created_ids=tuple(self.created),
-            errors=tuple(self.errors),
-            notes=tuple(self.notes),
-            stopped=self.stopped,
-            index_synced=self.index_synced,
-            seconds=seconds,
-        )
+        frozen: dict[str, Any] = {}
+        for name in (f.name for f in fields(self)):
+            value = getattr(self, name)
+            frozen[name] = tuple(value) if isinstance(value, list) else value
+        return PassReport(**frozen, memories_created=len(self.created_ids), seconds=seconds)

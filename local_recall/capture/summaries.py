@@ -34,8 +34,7 @@ from local_recall.capture.summary_plan import (
     summary_subject,
 )
 from local_recall.capture.transcripts.condense import condense
-from local_recall.capture.transcripts.model import TranscriptFile
-from local_recall.capture.transcripts.parse import parse_transcript
+from local_recall.capture.transcripts.model import ParsedTranscript, TranscriptFile
 from local_recall.errors import (
     ExtractionFailed,
     ExtractorUnavailable,
@@ -79,6 +78,8 @@ class SummaryInputs:
     spend: Callable[[int, int], None]  # (input, output tokens) of one call, answered or not
     should_stop: Callable[[], bool]
     now: datetime
+    # the session source's reader (sources.py): turns from a byte offset, cleaned
+    read: Callable[[Path, int], ParsedTranscript]
 
 
 def write_summaries(
@@ -128,7 +129,7 @@ def _summarise(
 ) -> SummaryEntry:
     session = transcript.session_id
     try:
-        parsed = parse_transcript(transcript.path, start_offset=entry.offset)
+        parsed = inputs.read(transcript.path, entry.offset)
     except RecallError as exc:
         log.info("summary of %s skipped: %s", transcript.path, exc)
         return summary_failed(entry, inputs.now)
@@ -142,7 +143,7 @@ def _summarise(
     for chunk in condense(turns, max_chars=inputs.chunk_chars):
         if inputs.should_stop() or not inputs.budget_ok():
             return entry  # what was written stays; the rest next pass
-        tally.chunks += 1
+        tally.chunks_sent += 1
         try:
             result = summariser.summarise(chunk.text, previous=body, repo_name=inputs.root.name)
         except ExtractionFailed:
@@ -166,7 +167,7 @@ def _summarise(
         written = inputs.store.put(session, draft)
         body = written.memory.body
         if written.created:
-            tally.summaries += 1
+            tally.summaries_written += 1
     return summary_done(entry, parsed.end_offset, inputs.now)
 
 

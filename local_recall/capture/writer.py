@@ -130,7 +130,7 @@ class MemoryWriter:
         created = self.memories.create(draft)
         memory = created.memory
         if created.created:
-            self.tally.created.append(memory.id)
+            self.tally.created_ids.append(memory.id)
             hashes.add(memory.content_hash)
             texts[memory.id] = memory_text(memory.subject, memory.body)
         else:
@@ -202,6 +202,6 @@ class MemoryWriter:
                 continue
             created = self.thinking.create(draft)
             if created.created:
-                self.tally.thinking += 1
+                self.tally.thinking_created += 1
             ids.append(created.memory.id)
         return ids

@@ -1,9 +1,8 @@
 """The daemon's side of the query socket (protocol: see query_client.py).
 
 `QueryServer` is transport only: a thread per connection, a per-connection timeout, a bounded
-request size, and a handler that can raise anything without taking the server down.
-`QueryService` maps requests onto the library (`Recall.query`, `Recall.list`) — the same calls
-the CLI and the MCP server make, kept warm in one process.
+request size, and a handler that can raise anything without taking the server down. What the
+requests mean is query_service.py's business.
 """
 
 from __future__ import annotations
@@ -15,22 +14,12 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from local_recall.claude_code.hook_context import SESSION_CANDIDATES, Note, rank_for_session
-from local_recall.claude_code.summary_context import SummaryNote, pick_summaries
 from local_recall.daemon.query_client import Reply, is_private_dir, socket_paths
-from local_recall.errors import InvalidInput, RecallError, StorageError
-from local_recall.lifecycle.service import Life
-from local_recall.memory.model import Memory, format_timestamp
+from local_recall.errors import RecallError, StorageError
 from local_recall.repo.files import read_text_nofollow, write_text_atomic
-from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
-from local_recall.search.query import SearchQuery, SearchResult
-
-if TYPE_CHECKING:
-    from local_recall.recall import Recall
 
 log = logging.getLogger(__name__)
 
@@ -235,167 +224,3 @@ class QueryServer:
         data = json.dumps(reply, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
         with contextlib.suppress(OSError):
             conn.sendall(data)
-
-
-# --- requests -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SearchRequest:
-    query: str
-    limit: int | None
-    scope: str | None
-    min_score: float | None
-    with_body: bool
-
-
-def parse_search_request(request: Mapping[str, Any]) -> SearchRequest:
-    """Validate a search request's fields; InvalidInput names the bad one. The query is a
-    prompt, not typed for search: its head (MAX_QUERY_CHARS) is what is searched."""
-    query = request.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput("search: 'query' must be a non-empty string")
-    limit = request.get("limit")
-    if limit is not None and (
-        not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT
-    ):
-        raise InvalidInput(f"search: 'limit' must be an integer from 1 to {MAX_LIMIT}")
-    scope = request.get("scope")
-    if scope is not None and not isinstance(scope, str):
-        raise InvalidInput("search: 'scope' must be a string")
-    min_score = request.get("min_score")
-    if min_score is not None and (
-        not isinstance(min_score, int | float) or isinstance(min_score, bool)
-    ):
-        raise InvalidInput("search: 'min_score' must be a number")
-    return SearchRequest(
-        query=query[:MAX_QUERY_CHARS],
-        limit=limit,
-        scope=scope,
-        min_score=None if min_score is None else float(min_score),
-        with_body=request.get("with_body") is True,
-    )
-
-
-def parse_summary_limit(request: Mapping[str, Any]) -> int:
-    limit = request.get("limit", SESSION_CANDIDATES)
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise InvalidInput("index_summary: 'limit' must be a positive integer")
-    return min(limit, 10 * SESSION_CANDIDATES)
-
-
-class QueryService:
-    """Answers requests with one long-lived Recall (warm embedder, open index)."""
-
-    def __init__(
-        self,
-        recall: Recall,
-        *,
-        on_transcript_done: Callable[[str], None],
-        describe: Callable[[], dict[str, Any]],
-        on_query: Callable[[], None] = lambda: None,
-    ) -> None:
-        self._recall = recall
-        # Serialises searches (one Searcher is not meant for concurrent use) and swaps.
-        self._lock = threading.Lock()
-        self._on_transcript_done = on_transcript_done
-        self._describe = describe
-        self._on_query = on_query
-
-    def handle(self, request: dict[str, Any]) -> Reply:
-        op = request.get("op")
-        if op == "ping":
-            return {"ok": True, **self._describe()}
-        if op == "search":
-            self._on_query()
-            parsed = parse_search_request(request)
-            result = self.search(parsed)
-            return {
-                "ok": True,
-                "hits": [hit.to_json(with_body=parsed.with_body) for hit in result.hits],
-                "degraded": result.degraded_reason,
-            }
-        if op == "index_summary":
-            self._on_query()
-            source = request.get("source")
-            total, notes = self.index_summary(
-                source if isinstance(source, str) else "startup", parse_summary_limit(request)
-            )
-            reply: Reply = {"ok": True, "total": total, "notes": [n.to_json() for n in notes]}
-            reply["summaries"] = [n.to_json() for n in self.summaries(request, source)]
-            return reply
-        if op == "transcript_done":
-            path = request.get("path", "")  # only a trigger: the pass finds the transcripts
-            if not isinstance(path, str):
-                raise InvalidInput("transcript_done: 'path' must be a string")
-            self._on_transcript_done(path)
-            return {"ok": True, "queued": True}
-        raise InvalidInput(f"unknown op {op!r}")
-
-    def swap(self, recall: Recall) -> Recall:
-        """Serve from `recall` from now on; returns the one served before."""
-        with self._lock:
-            previous, self._recall = self._recall, recall
-        return previous
-
-    def search(self, request: SearchRequest) -> SearchResult:
-        query = SearchQuery(
-            request.query, scope=request.scope, limit=request.limit, min_score=request.min_score
-        )
-        return self.query(query)
-
-    def query(self, query: SearchQuery) -> SearchResult:
-        """Any search on the warm side (the socket's, and the browser viewer's: daemon/ui.py)."""
-        # sync=False: the daemon's watchers keep the index current; a query never waits for it
-        with self._lock:
-            return self._recall.query(query, sync=False)
-
-    def summaries(self, request: Mapping[str, Any], source: object) -> list[SummaryNote]:
-        """The session summaries SessionStart shows first (an old hook asks for none)."""
-        count, session, branch = (request.get(k) for k in ("summaries", "session_id", "branch"))
-        if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
-            return []
-        with self._lock:
-            recall = self._recall
-        return pick_summaries(
-            [summary_note(m) for m in recall.session_summaries()],
-            source=source if isinstance(source, str) else "startup",
-            session_id=session if isinstance(session, str) else "",
-            branch=branch if isinstance(branch, str) else None,
-            count=min(count, 20),
-        )
-
-    def index_summary(self, source: str, limit: int) -> tuple[int, list[Note]]:
-        with self._lock:
-            recall = self._recall
-        memories = recall.list()  # reads the store only: no need to hold up searches
-        lives = recall.lifecycle.life_of(memories)  # the cached snapshot: no git
-        notes = [memory_note(m, life) for m, life in zip(memories, lives, strict=True)]
-        return len(notes), rank_for_session(notes, source)[:limit]
-
-
-def summary_note(memory: Memory) -> SummaryNote:
-    """A session summary as the SessionStart hook shows it."""
-    return SummaryNote(
-        id=memory.id,
-        subject=memory.subject,
-        occurred_at=format_timestamp(memory.occurred_at),
-        body=memory.body,
-        branch=memory.branch or "",
-        commit=memory.commit or "",
-    )
-
-
-def memory_note(memory: Memory, life: Life | None = None) -> Note:
-    """A listed Memory as a Note (no body: the index shows subjects only), flagged stale or
-    unmerged from the lifecycle cache."""
-    return Note(
-        id=memory.id,
-        subject=memory.subject,
-        occurred_at=format_timestamp(memory.occurred_at),
-        applies_to=memory.applies_to,
-        stale=(life.stale or "") if life else "",
-        branch=(life.branch or "") if life else "",
-        unreviewed=memory.unreviewed,
-        superseded_by=memory.superseded_by or "",
-    )

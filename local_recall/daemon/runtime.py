@@ -26,7 +26,8 @@ from local_recall.capture.report import PassReport
 from local_recall.capture.transcripts.discovery import git_worktrees, root_forms
 from local_recall.daemon.control import DaemonLock, lock_holder
 from local_recall.daemon.query_client import POINTER_NAME
-from local_recall.daemon.query_server import QueryServer, QueryService
+from local_recall.daemon.query_server import QueryServer
+from local_recall.daemon.query_service import QueryService
 from local_recall.daemon.schedule import (
     Pending,
     Timers,

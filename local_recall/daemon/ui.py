@@ -19,7 +19,7 @@ from local_recall.daemon.query_client import Reply
 from local_recall.recall import Recall
 
 if TYPE_CHECKING:
-    from local_recall.daemon.query_server import QueryService
+    from local_recall.daemon.query_service import QueryService
     from local_recall.web.server import WebServer
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@ ones of similar relevance. Pure: the facts come from the lifecycle cache, never 
 path."""
 
 # No `from __future__ import annotations` and a NamedTuple, not a slotted dataclass: the prompt
-# hook imports this module (hook_context.py orders notes with rank_factor) on every prompt.
+# hook imports this module (context/notes.py orders notes with rank_factor) on every prompt.
 
 from typing import NamedTuple
 

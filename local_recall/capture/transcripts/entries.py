@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
 from local_recall.capture.transcripts.model import (
@@ -177,6 +177,8 @@ class _TurnBuilder:
 
 @dataclass(slots=True)
 class Counters:
+    """What a parse counts as it goes; `freeze` gives its `ParseStats`."""
+
     lines: int = 0
     malformed_lines: int = 0
     oversized_lines: int = 0
@@ -186,15 +188,8 @@ class Counters:
     injected_spans_removed: int = 0
 
     def freeze(self) -> ParseStats:
-        return ParseStats(
-            lines=self.lines,
-            malformed_lines=self.malformed_lines,
-            oversized_lines=self.oversized_lines,
-            merged_lines=self.merged_lines,
-            skipped_entries=self.skipped_entries,
-            unknown_entries=self.unknown_entries,
-            injected_spans_removed=self.injected_spans_removed,
-        )
+        """The counts as the parse's result reports them (the same field names)."""
+        return ParseStats(**{f.name: getattr(self, f.name) for f in fields(self)})
 
 
 class TurnAssembler:

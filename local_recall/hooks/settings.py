@@ -1,6 +1,6 @@
 """A hook's settings: [hooks] and search.default_limit of repo/config.py's schema, cached as
-JSON in state/ while config.toml and the LOCAL_RECALL_* variables are unchanged, and the repo
-root a hook works in."""
+JSON in state/ while config.toml and the LOCAL_RECALL_* variables are unchanged. The same for
+every agent's hooks."""
 
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
 # ForwardRefs, compiling each one at import (~0.25 ms a field) on every prompt.
@@ -9,12 +9,11 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from local_recall.repo.config_trust import user_config_path
 from local_recall.repo.files import read_bytes_nofollow
-from local_recall.repo.layout import Layout, discover_root
+from local_recall.repo.layout import Layout
 
 
 class HookSettings(NamedTuple):
@@ -91,14 +90,3 @@ def load_hook_settings(layout: Layout, environ: Mapping[str, str]) -> HookSettin
         inject_unreviewed=config.review.inject_unreviewed,
         config_error=error,
     )
-
-
-def hook_root(payload_cwd: str | None, environ: Mapping[str, str], cwd: Path) -> Path:
-    """$LOCAL_RECALL_ROOT, else the git top level of $CLAUDE_PROJECT_DIR, of the cwd Claude
-    Code reported, or of our own cwd."""
-    start = environ.get("CLAUDE_PROJECT_DIR") or payload_cwd or ""
-    base = Path(start) if start and os.path.isabs(start) else cwd
-    try:
-        return discover_root(None, environ, base)
-    except (OSError, ValueError):  # a NUL byte, or a path too long for the kernel
-        return discover_root(None, environ, cwd)

@@ -1,0 +1,112 @@
+"""`ContextService`: what a coding agent is shown from its memory, computed from one `Recall`.
+
+    context = ContextService(recall)                     # the daemon: warm, with the index
+    context.prompt_notes(PromptAsk("why fcntl?", limit=5, min_score=0.5))
+    context.session_notes(SessionAsk("startup", summaries=3, branch="main"))
+
+The daemon serves it over its socket (daemon/query_service.py); an agent's hook with no daemon
+builds one on a `Recall` of its own with `use_index=False` (hooks/flow.py): the files and the
+vector cache only, never LanceDB, and hits become notes directly, with no JSON in between.
+Either way the same code picks, so both paths show the same memories.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from local_recall.context.notes import Note, SummaryNote, finite
+from local_recall.context.prompt import PromptAsk
+from local_recall.context.session import SessionAsk, SessionNotes, pick_summaries, rank_for_session
+from local_recall.memory.model import Memory, format_timestamp
+from local_recall.search.query import SearchHit, SearchQuery, SearchResult
+
+if TYPE_CHECKING:
+    from local_recall.lifecycle.service import Life
+    from local_recall.recall import Recall
+
+
+class ContextService:
+    """Session-start context, prompt context and session summaries from one Recall. Not for
+    concurrent searches: the daemon serialises them (one Searcher is not thread-safe)."""
+
+    def __init__(self, recall: Recall, *, use_index: bool = True) -> None:
+        self.recall = recall
+        # False: a hook's own process answers from the files and the vector cache (importing
+        # lancedb would cost ~2 s of the prompt's time). It never re-indexes either way: the
+        # daemon's watchers keep the index current, and a query never waits for them.
+        self.use_index = use_index
+
+    def search(self, query: SearchQuery) -> SearchResult:
+        return self.recall.query(query, sync=False, use_index=self.use_index)
+
+    def prompt_notes(self, ask: PromptAsk) -> list[Note]:
+        """The memories that may answer a prompt, best first, with their whole bodies."""
+        query = SearchQuery(ask.query, limit=ask.limit, min_score=ask.min_score)
+        return [hit_note(hit) for hit in self.search(query).hits]
+
+    def session_notes(self, ask: SessionAsk) -> SessionNotes:
+        """The index's candidates (ranked for `ask.source`) and the summaries to show first."""
+        total, notes = self.index_notes(ask.source, ask.limit)
+        return SessionNotes(total, notes, self.summaries(ask))
+
+    def index_notes(self, source: str, limit: int) -> tuple[int, list[Note]]:
+        memories = self.recall.list()  # the store only: no index, no model
+        lives = self.recall.lifecycle.life_of(memories)  # the cached snapshot: no git
+        notes = [memory_note(m, life) for m, life in zip(memories, lives, strict=True)]
+        return len(notes), rank_for_session(notes, source)[:limit]
+
+    def summaries(self, ask: SessionAsk) -> list[SummaryNote]:
+        if ask.summaries <= 0:
+            return []
+        return pick_summaries(
+            [summary_note(m) for m in self.recall.session_summaries()],
+            source=ask.source,
+            session_id=ask.session_id,
+            branch=ask.branch,
+            count=ask.summaries,
+        )
+
+
+def hit_note(hit: SearchHit) -> Note:
+    """A search hit as a Note: the same values the daemon's JSON reply gives
+    (`note_from_json(hit.to_json(with_body=True))`), without the round trip."""
+    memory = hit.memory
+    return Note(
+        id=memory.id,
+        subject=memory.subject,
+        occurred_at=format_timestamp(memory.occurred_at),
+        applies_to=memory.applies_to or "global",
+        score=finite(round(hit.score, 4)),
+        body=memory.body,
+        stale=hit.stale or "",
+        branch=hit.branch or "",
+        unreviewed=memory.unreviewed,
+        superseded_by=memory.superseded_by or "",
+    )
+
+
+def memory_note(memory: Memory, life: Life | None = None) -> Note:
+    """A listed Memory as a Note (no body: the index shows subjects only), flagged stale or
+    unmerged from the lifecycle cache."""
+    return Note(
+        id=memory.id,
+        subject=memory.subject,
+        occurred_at=format_timestamp(memory.occurred_at),
+        applies_to=memory.applies_to,
+        stale=(life.stale or "") if life else "",
+        branch=(life.branch or "") if life else "",
+        unreviewed=memory.unreviewed,
+        superseded_by=memory.superseded_by or "",
+    )
+
+
+def summary_note(memory: Memory) -> SummaryNote:
+    """A session summary as the SessionStart hook shows it."""
+    return SummaryNote(
+        id=memory.id,
+        subject=memory.subject,
+        occurred_at=format_timestamp(memory.occurred_at),
+        body=memory.body,
+        branch=memory.branch or "",
+        commit=memory.commit or "",
+    )

@@ -1,0 +1,294 @@
+"""SessionStart: the session summaries and an index of memories, and how they fit the budget.
+Pure functions over plain values (docs/hooks.md#sessionstart).
+
+The index is one line per memory (date, id, subject) so the model knows what exists and fetches
+details on demand (progressive disclosure). Before it come the last session summaries:
+
+- startup / resume: the newest summaries of the checked-out branch (the story so far);
+- compact / clear: the summary of the session being continued first — the same session id
+  after /compact; after /clear the session id is new, so the newest summary of the branch —
+  then the other recent ones.
+
+`SessionAsk` is the question, `SessionNotes` the answer, the same on every path: over the
+daemon's socket (`to_request` / `from_request`, `to_reply` / `from_reply`) or from
+`ContextService` in the hook's own process.
+"""
+
+# No `from __future__ import annotations` here: NamedTuple turns string annotations into
+# ForwardRefs, compiling each one at import (~0.25 ms a field) on every session start.
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from local_recall.context.notes import (
+    CLOSE_TAG,
+    HOW_TO_FETCH,
+    MAX_CONTEXT_CHARS,
+    NOTICE,
+    OPEN_TAG,
+    Note,
+    SummaryNote,
+    char_budget,
+    defang_wrapper,
+    notes_from_json,
+    one_line,
+    summaries_from_json,
+    wrap,
+    wrapped_size,
+)
+from local_recall.errors import InvalidInput
+
+# The session index never needs more candidates than fit in MAX_CONTEXT_CHARS.
+SESSION_CANDIDATES = 300
+SESSION_SOURCES = ("startup", "resume", "clear", "compact")
+CONTINUED_SOURCES = ("compact", "clear")
+MIN_CUT_CHARS = 200  # a continued session's summary cut shorter than this is not worth showing
+MAX_SUMMARIES = 20  # whatever a caller asks for
+
+
+# --- the question and its answer -----------------------------------------------------------
+
+
+class SessionAsk(NamedTuple):
+    """What a starting session asks for: up to `limit` memories for the index, ranked for
+    `source`, and `summaries` session summaries (`branch` None: unknown or detached)."""
+
+    source: str = "startup"
+    limit: int = SESSION_CANDIDATES
+    summaries: int = 0
+    session_id: str = ""
+    branch: str | None = None
+
+    def to_request(self) -> dict[str, Any]:
+        """As the daemon's socket takes it (daemon/query_client.py)."""
+        return {
+            "op": "index_summary",
+            "source": self.source,
+            "limit": self.limit,
+            "summaries": self.summaries,
+            "session_id": self.session_id,
+            "branch": self.branch,
+        }
+
+    @classmethod
+    def from_request(cls, request: Mapping[str, Any]) -> "SessionAsk":
+        """The daemon's side: fields of the wrong type count as absent (an older hook sends
+        fewer); a bad `limit` raises InvalidInput."""
+        limit = request.get("limit", SESSION_CANDIDATES)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise InvalidInput("index_summary: 'limit' must be a positive integer")
+        source, count, session, branch = (
+            request.get(k) for k in ("source", "summaries", "session_id", "branch")
+        )
+        if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+            count = 0
+        return cls(
+            source=source if isinstance(source, str) else "startup",
+            limit=min(limit, 10 * SESSION_CANDIDATES),
+            summaries=min(count, MAX_SUMMARIES),
+            session_id=session if isinstance(session, str) else "",
+            branch=branch if isinstance(branch, str) else None,
+        )
+
+
+class SessionNotes(NamedTuple):
+    """The answer: how many memories the repository holds, the best `notes` for the index
+    (ranked), and the summaries in the order they are shown."""
+
+    total: int
+    notes: list[Note]
+    summaries: list[SummaryNote]
+
+    def to_reply(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "total": self.total,
+            "notes": [n.to_json() for n in self.notes],
+            "summaries": [n.to_json() for n in self.summaries],
+        }
+
+    @classmethod
+    def from_reply(cls, reply: Mapping[str, Any]) -> "SessionNotes":
+        """The hook's side: malformed entries are dropped, never fatal."""
+        notes = notes_from_json(reply.get("notes"))
+        total = reply.get("total")
+        return cls(
+            total if isinstance(total, int) else len(notes),
+            notes,
+            summaries_from_json(reply.get("summaries")),
+        )
+
+
+# --- the index of what exists --------------------------------------------------------------
+
+
+class SessionPlan(NamedTuple):
+    """How much of the index a SessionStart `source` gets, and how it is introduced."""
+
+    budget_tokens: int
+    heading: str
+
+
+def plan_session(source: str, budget_tokens: int) -> SessionPlan:
+    """startup / clear: a fresh context, the full index budget.
+    compact: the summary dropped the earlier index, so inject it again in full.
+    resume: the earlier conversation (with its index) is back; half the budget, newest first,
+    is enough to surface what was added since. Unknown sources are treated like startup."""
+    if source == "resume":
+        return SessionPlan(budget_tokens // 2, "Newest memories (session resumed):")
+    if source == "compact":
+        return SessionPlan(budget_tokens, "Repository memories (re-listed after compaction):")
+    return SessionPlan(budget_tokens, "Repository memories worth knowing now:")
+
+
+def rank_for_session(notes: Iterable[Note], source: str = "startup") -> list[Note]:
+    """Which memories are worth knowing before any prompt: newest first, and (except on resume,
+    where recency is the point) global ones before those scoped to a file or area — scoped ones
+    reach the model through the prompt hook when the work touches them."""
+    by_date = sorted(notes, key=lambda note: (note.occurred_at, note.id), reverse=True)
+    if source == "resume":
+        return by_date
+    return [n for n in by_date if n.applies_to == "global"] + [
+        n for n in by_date if n.applies_to != "global"
+    ]
+
+
+def index_line(note: Note) -> str:
+    scope = "" if note.applies_to == "global" else f" [{one_line(note.applies_to)}]"
+    return f"- {note.date or '????-??-??'} {note.id} {one_line(note.subject)}{scope}{note.flags}"
+
+
+def render_session_context(
+    ranked: Sequence[Note],
+    *,
+    total: int,
+    source: str,
+    budget_tokens: int,
+    max_chars: int = MAX_CONTEXT_CHARS,
+) -> str:
+    """The SessionStart index: as many of `ranked` (best first) as fit, shown newest first.
+    `total` is how many memories the repository holds. Empty string when nothing fits."""
+    plan = plan_session(source, budget_tokens)
+    total = max(total, len(ranked))
+    limit = char_budget(plan.budget_tokens, max_chars)
+    if not ranked or limit <= 0:
+        return ""
+    chosen: list[Note] = []
+
+    def header(shown: int) -> list[str]:
+        more = f" ({total - shown} more: search them)" if total > shown else ""
+        return [f"{plan.heading} {shown} of {total} listed{more}.", HOW_TO_FETCH]
+
+    # header(0) carries the longest "N more" clause; the shown count adds at most its digits
+    used = wrapped_size(header(0)) + len(str(total))
+    for note in ranked:
+        line = index_line(note)
+        if used + len(line) + 1 > limit:
+            continue  # a long subject does not stop shorter ones after it
+        chosen.append(note)
+        used += len(line) + 1
+    if not chosen:
+        return ""
+    chosen.sort(key=lambda note: (note.occurred_at, note.id), reverse=True)
+    text = wrap([*header(len(chosen)), *map(index_line, chosen)])
+    return text if len(text) <= limit else ""
+
+
+# --- session summaries ---------------------------------------------------------------------
+
+
+def pick_summaries(
+    notes: Sequence[SummaryNote],
+    *,
+    source: str,
+    session_id: str,
+    branch: str | None,
+    count: int,
+) -> list[SummaryNote]:
+    """At most `count` summaries in the order they are shown. `branch` None (unknown or
+    detached): summaries of every branch."""
+    if count <= 0:
+        return []
+    newest = sorted(notes, key=lambda n: (n.occurred_at, n.id), reverse=True)
+    on_branch = [n for n in newest if branch is None or n.branch == branch]
+    if source not in CONTINUED_SOURCES:
+        return on_branch[:count]
+    continued = [n for n in newest if session_id and n.id == session_id]
+    if not continued and source == "clear":
+        continued = on_branch[:1]
+    rest = [n for n in on_branch if n not in continued]
+    return (continued + rest)[:count]
+
+
+def summary_block(note: SummaryNote) -> str:
+    where = f"branch {note.branch}" if note.branch else "branch unknown"
+    if note.commit:
+        where += f" @ {note.commit[:10]}"
+    lines = [f"### {note.occurred_at[:16].replace('T', ' ')} session {note.id} ({where})"]
+    for line in note.body.splitlines():
+        lines.append(line[3:] + ":" if line.startswith("## ") else line)
+    # a summary cannot close (or reopen) the wrapper and talk outside it
+    return defang_wrapper("\n".join(line for line in lines if line.strip()))
+
+
+def render_summaries(
+    picked: Sequence[SummaryNote],
+    *,
+    source: str,
+    branch: str | None,
+    budget_tokens: int,
+    max_chars: int,
+) -> str:
+    """The summaries block: whole summaries while they fit, newest first (the continued one
+    first on compact/clear, cut to fit if it must be). Empty string when none fits."""
+    limit = char_budget(budget_tokens, max_chars)
+    if not picked or limit <= 0:
+        return ""
+    where = f" on branch {branch}" if branch else ""
+    if source in CONTINUED_SOURCES:
+        heading = f"The session being continued, then earlier sessions{where}, newest first:"
+    else:
+        heading = f"Recent sessions{where}, newest first (what was asked, done and left to do):"
+    lines = [OPEN_TAG, NOTICE, heading]
+    used = sum(len(line) + 1 for line in lines) + len(CLOSE_TAG)
+    for position, note in enumerate(picked):
+        block = summary_block(note)
+        room = limit - used - 1
+        if len(block) > room:
+            if position > 0 or source not in CONTINUED_SOURCES or room < MIN_CUT_CHARS:
+                continue
+            block = block[: room - 12] + "\n[... cut]"
+        lines.append(block)
+        used += len(block) + 1
+    if len(lines) == 3:
+        return ""
+    return "\n".join([*lines, CLOSE_TAG])
+
+
+# --- the whole SessionStart context --------------------------------------------------------
+
+
+def session_context(
+    found: SessionNotes,
+    *,
+    source: str,
+    branch: str | None,
+    index_tokens: int,
+    summary_tokens: int,
+) -> str:
+    """The summaries (at most half of Claude Code's cut), then the index in what is left."""
+    summaries = render_summaries(
+        found.summaries,
+        source=source,
+        branch=branch,
+        budget_tokens=summary_tokens,
+        max_chars=MAX_CONTEXT_CHARS // 2,
+    )
+    index = render_session_context(
+        found.notes,
+        total=found.total,
+        source=source,
+        budget_tokens=index_tokens,
+        max_chars=MAX_CONTEXT_CHARS - len(summaries) - 1,
+    )
+    return "\n".join(part for part in (summaries, index) if part)

@@ -1,0 +1,122 @@
+"""What the daemon's socket requests mean (protocol: query_client.py; transport:
+query_server.py). `QueryService` answers them with one long-lived Recall — warm embedder, open
+index — through the same `ContextService` a hook uses when no daemon answers, so the two paths
+cannot drift apart."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from local_recall.context.service import ContextService
+from local_recall.context.session import SessionAsk
+from local_recall.daemon.query_client import Reply
+from local_recall.errors import InvalidInput
+from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
+from local_recall.search.query import SearchQuery, SearchResult
+
+if TYPE_CHECKING:
+    from local_recall.recall import Recall
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    query: str
+    limit: int | None
+    scope: str | None
+    min_score: float | None
+    with_body: bool
+
+
+def parse_search_request(request: Mapping[str, Any]) -> SearchRequest:
+    """Validate a search request's fields; InvalidInput names the bad one. The query is a
+    prompt, not typed for search: its head (MAX_QUERY_CHARS) is what is searched."""
+    query = request.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("search: 'query' must be a non-empty string")
+    limit = request.get("limit")
+    if limit is not None and (
+        not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT
+    ):
+        raise InvalidInput(f"search: 'limit' must be an integer from 1 to {MAX_LIMIT}")
+    scope = request.get("scope")
+    if scope is not None and not isinstance(scope, str):
+        raise InvalidInput("search: 'scope' must be a string")
+    min_score = request.get("min_score")
+    if min_score is not None and (
+        not isinstance(min_score, int | float) or isinstance(min_score, bool)
+    ):
+        raise InvalidInput("search: 'min_score' must be a number")
+    return SearchRequest(
+        query=query[:MAX_QUERY_CHARS],
+        limit=limit,
+        scope=scope,
+        min_score=None if min_score is None else float(min_score),
+        with_body=request.get("with_body") is True,
+    )
+
+
+class QueryService:
+    """Answers requests with one long-lived Recall (warm embedder, open index)."""
+
+    def __init__(
+        self,
+        recall: Recall,
+        *,
+        on_transcript_done: Callable[[str], None],
+        describe: Callable[[], dict[str, Any]],
+        on_query: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._context = ContextService(recall)
+        # Serialises searches (one Searcher is not meant for concurrent use) and swaps.
+        self._lock = threading.Lock()
+        self._on_transcript_done = on_transcript_done
+        self._describe = describe
+        self._on_query = on_query
+
+    def handle(self, request: dict[str, Any]) -> Reply:
+        op = request.get("op")
+        if op == "ping":
+            return {"ok": True, **self._describe()}
+        if op == "search":
+            self._on_query()
+            parsed = parse_search_request(request)
+            result = self.search(parsed)
+            return {
+                "ok": True,
+                "hits": [hit.to_json(with_body=parsed.with_body) for hit in result.hits],
+                "degraded": result.degraded_reason,
+            }
+        if op == "index_summary":
+            self._on_query()
+            ask = SessionAsk.from_request(request)
+            with self._lock:
+                context = self._context
+            # reads the store only: no need to hold up searches
+            return context.session_notes(ask).to_reply()
+        if op == "transcript_done":
+            path = request.get("path", "")  # only a trigger: the pass finds the transcripts
+            if not isinstance(path, str):
+                raise InvalidInput("transcript_done: 'path' must be a string")
+            self._on_transcript_done(path)
+            return {"ok": True, "queued": True}
+        raise InvalidInput(f"unknown op {op!r}")
+
+    def swap(self, recall: Recall) -> Recall:
+        """Serve from `recall` from now on; returns the one served before."""
+        with self._lock:
+            previous, self._context = self._context, ContextService(recall)
+        return previous.recall
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        query = SearchQuery(
+            request.query, scope=request.scope, limit=request.limit, min_score=request.min_score
+        )
+        return self.query(query)
+
+    def query(self, query: SearchQuery) -> SearchResult:
+        """Any search on the warm side (the socket's, and the browser viewer's: daemon/ui.py)."""
+        with self._lock:
+            return self._context.search(query)

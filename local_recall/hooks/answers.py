@@ -1,0 +1,188 @@
+"""What a hook answers, for any agent: the daemon's, over its socket, or — when no daemon
+answers — the same `ContextService` in this process (context/service.py).
+
+    run = HookRun("claude_code", "UserPromptSubmit", root, environ, read_hook_settings(...))
+    text = answer_prompt(run, prompt)        # "" or one <local-recall-context> block
+
+Light on the warm path: json, socket and the pure context modules; the library (`Recall`,
+LanceDB's neighbours, the model) is only imported when no daemon answers. Errors propagate: the
+agent's adapter catches everything, logs it and exits 0 (fail open).
+"""
+
+# No `from __future__ import annotations` here: NamedTuple turns string annotations into
+# ForwardRefs, compiling each one at import (~0.25 ms a field) on every prompt.
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from local_recall.context.notes import notes_from_json
+from local_recall.context.prompt import PromptAsk, prompt_context, prompt_query
+from local_recall.daemon.query_client import ask, daemon_sockets
+from local_recall.hooks.settings import HookSettings
+from local_recall.repo.layout import Layout
+from local_recall.search.limits import MAX_LIMIT
+
+if TYPE_CHECKING:
+    from local_recall.context.service import ContextService
+
+SESSION_END_ASK_SECONDS = 0.5
+# Listing 10k memories takes the daemon longer than a search; SessionStart has the time.
+SESSION_START_ASK_SECONDS = 2.0
+
+
+class HookRun(NamedTuple):
+    """One hook process: which agent and event (for the log), the repository, the process's
+    environment and the hook settings."""
+
+    agent: str  # the adapter's package name: its log lines come from local_recall.<agent>.hooks
+    event: str
+    root: Path
+    environ: Mapping[str, str]
+    settings: HookSettings
+
+    @property
+    def layout(self) -> Layout:
+        return Layout(self.root)
+
+    @property
+    def sockets(self) -> list[Path]:
+        return daemon_sockets(self.root, self.layout.state_dir, self.environ)
+
+    @property
+    def ask_timeout(self) -> float:
+        return self.settings.query_timeout_ms / 1000
+
+
+def answer_prompt(run: HookRun, prompt: str) -> str:
+    """The memories that bear on `prompt`, within the prompt budget; "" for none."""
+    query = prompt_query(prompt)
+    if query is None or run.settings.prompt_tokens <= 0:
+        return ""
+    from local_recall.search.query_intent import has_nothing_to_look_up
+
+    if has_nothing_to_look_up(query):  # "thanks", "continue": no socket request, no search
+        return ""
+    wanted = PromptAsk(
+        query, min(run.settings.search_limit, MAX_LIMIT), run.settings.prompt_min_score
+    )
+    reply = ask(run.sockets, wanted.to_request(), run.ask_timeout)
+    if reply is None:
+        log(run.layout, run.agent, "INFO", "no daemon answered; searching in-process")
+        _start_daemon(run)  # so that the next prompt finds one
+        notes = context_in_process(run).prompt_notes(wanted)
+    elif reply.get("ok") is not True:
+        log(run.layout, run.agent, "WARNING", f"daemon search failed: {reply.get('error')}")
+        return ""
+    else:
+        notes = notes_from_json(reply.get("hits"))
+    if not run.settings.inject_unreviewed:  # [review] inject_unreviewed
+        notes = [note for note in notes if not note.unreviewed]
+    return prompt_context(
+        notes, budget_tokens=run.settings.prompt_tokens, min_score=run.settings.prompt_min_score
+    )
+
+
+def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
+    """The last session summaries of the branch, then an index of the memories; "" for none.
+    `source`: startup, resume, clear or compact (context/session.py)."""
+    from local_recall.context.session import (
+        SESSION_CANDIDATES,
+        SessionAsk,
+        SessionNotes,
+        session_context,
+    )
+    from local_recall.repo.git_head import read_git_head
+
+    settings = run.settings
+    branch = read_git_head(run.root).branch
+    wanted = SessionAsk(source, SESSION_CANDIDATES, settings.summaries_count, session_id, branch)
+    reply = ask(run.sockets, wanted.to_request(), max(run.ask_timeout, SESSION_START_ASK_SECONDS))
+    if reply is None:
+        _start_daemon(run)  # for the next prompts; never waited for
+        if settings.session_start_tokens <= 0:
+            return ""
+        shown = settings.summaries_count if settings.summaries_tokens > 0 else 0
+        found = context_in_process(run).session_notes(wanted._replace(summaries=shown))
+    elif reply.get("ok") is not True:
+        log(run.layout, run.agent, "WARNING", f"daemon index_summary failed: {reply.get('error')}")
+        return ""
+    else:
+        found = SessionNotes.from_reply(reply)
+    if not settings.inject_unreviewed:
+        found = found._replace(notes=[note for note in found.notes if not note.unreviewed])
+    return session_context(
+        found,
+        source=source,
+        branch=branch,
+        index_tokens=settings.session_start_tokens,
+        summary_tokens=settings.summaries_tokens if settings.summaries_count > 0 else 0,
+    )
+
+
+def hand_over_transcript(run: HookRun, transcript_path: str) -> None:
+    """A session ended or is being compacted: the daemon's pipeline takes the transcript (its
+    summary is written now), else a detached `local-recall sync` does. Returns at once."""
+    reply = ask(
+        run.sockets,
+        {"op": "transcript_done", "path": transcript_path},
+        min(run.ask_timeout, SESSION_END_ASK_SECONDS),
+    )
+    if reply is None:
+        from local_recall.daemon.control import spawn_detached
+
+        spawn_detached(run, ["sync", *(["--ended", transcript_path] if transcript_path else [])])
+        log(
+            run.layout,
+            run.agent,
+            "INFO",
+            f"no daemon answered at {run.event}; started `local-recall sync`",
+        )
+
+
+def _start_daemon(run: HookRun) -> None:
+    if run.settings.start_daemon:
+        from local_recall.daemon.control import ensure_daemon
+
+        ensure_daemon(run)
+
+
+# --- no daemon: the library in this process -------------------------------------------------
+
+
+def context_in_process(run: HookRun) -> "ContextService":
+    """The ContextService on a Recall of this process: the files and the vector cache, never
+    the index (importing lancedb would cost ~2 s of the prompt's time). Candidates by word
+    coverage, fuzzy match and cosine (the query is embedded: ~0.6 s cold), scored by the same
+    calibrated relevance as the daemon's, so the same threshold decides alike."""
+    from local_recall.context.service import ContextService
+    from local_recall.logs import log_to_repo
+    from local_recall.recall import Recall
+    from local_recall.repo.config import load_config_or_defaults
+    from local_recall.settings import Settings
+
+    # A broken config.toml must not switch memory off: defaults, with LOCAL_RECALL_* applied.
+    settings = Settings(root=run.root, environ=dict(run.environ))
+    config, _ = load_config_or_defaults(
+        run.layout.config_path, settings.environ, user_path=settings.user_config_path
+    )
+    recall = Recall(settings, config)
+    log_to_repo(recall)
+    return ContextService(recall, use_index=False)
+
+
+# --- logging (only configured when there is something to say) -------------------------------
+
+
+def log(layout: Layout, agent: str, level: str, message: str, *, exc_info: bool = False) -> None:
+    try:
+        import logging
+
+        from local_recall.logs import configure_logging
+
+        logger = logging.getLogger(f"local_recall.{agent}.hooks")
+        if not logging.getLogger("local_recall").handlers:
+            configure_logging(layout, "INFO")
+        logger.log(logging.getLevelName(level), message, exc_info=exc_info)
+    except Exception:  # noqa: S110 - logging must never be why a hook fails
+        pass
