@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shlex
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -195,7 +194,12 @@ def claude_plugin_enabled(claude_config_dir: Path) -> bool:
 def _hooks_file_checks(path: Path, which: Callable[[str], str | None]) -> tuple[list[Check], bool]:
     """Checks of one settings file, and whether it holds our hooks."""
     from local_recall.claude_code.install import read_json_object
-    from local_recall.claude_code.install_plan import HOOKS, installed_hooks, settings_problems
+    from local_recall.claude_code.install_plan import (
+        HOOKS,
+        hook_program,
+        installed_hooks,
+        settings_problems,
+    )
 
     try:
         _, document = read_json_object(path)
@@ -223,7 +227,7 @@ def _hooks_file_checks(path: Path, which: Callable[[str], str | None]) -> tuple[
                 f"{path}: no {', '.join(missing)} hook: run `local-recall init`",
             )
         )
-    programs = {shlex.split(c)[0] for cs in found.values() for c in cs}
+    programs = {p for cs in found.values() for c in cs if (p := hook_program(c)) is not None}
     lost = sorted(p for p in programs if not _command_found(p, which))
     checks.extend(
         Check(

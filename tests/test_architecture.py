@@ -92,6 +92,7 @@ PURE = frozenset(
         "context.prompt",
         "context.session",
         "claude_code.hook_input",
+        "claude_code.hook_guard",
         "claude_code.install_plan",
         "memory.model",
         "search.text_terms",

@@ -21,6 +21,7 @@ class HookInput(NamedTuple):
     source: str | None = None
     transcript_path: str | None = None
     session_id: str | None = None
+    prompt_id: str | None = None  # UserPromptSubmit: one id per prompt (hook_handoff.claim)
     truncated: bool = False
 
 
@@ -52,6 +53,7 @@ def _hook_input(field: Callable[[str], str | None], *, truncated: bool = False) 
         source=field("source"),
         transcript_path=field("transcript_path"),
         session_id=field("session_id"),
+        prompt_id=field("prompt_id"),
         truncated=truncated,
     )
 

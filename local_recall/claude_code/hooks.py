@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+from local_recall.claude_code.hook_guard import marker_dir
+from local_recall.claude_code.hook_handoff import claim
 from local_recall.claude_code.hook_input import (
     MAX_INPUT_BYTES,
     HookInput,
@@ -60,7 +62,13 @@ DEADLINE_SECONDS = {
 
 
 def user_prompt_submit(run: HookRun, payload: HookInput) -> str:
-    return answer_prompt(run, payload.prompt or "")
+    context = answer_prompt(run, payload.prompt or "")
+    # The MCP server's handler may have answered this prompt already (hook_handoff.py); this
+    # process was exec'd by the guard's shell, so its parent is Claude Code.
+    directory = marker_dir(run.environ, os.getppid())
+    if context and not claim(directory, payload.prompt_id or ""):
+        return ""
+    return context
 
 
 def session_start(run: HookRun, payload: HookInput) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -24,6 +26,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from local_recall import __version__
+from local_recall.claude_code.mcp_prompt_hook import TOOL_NAME as PROMPT_HOOK_TOOL
+from local_recall.claude_code.mcp_prompt_hook import PromptHook
 from local_recall.claude_code.mcp_shapes import (
     MAX_ANCHOR_CHARS,
     Anchor,
@@ -140,7 +144,9 @@ class LazyRecall:
 
 
 class _RecallServer(MCPServer[Any]):
-    """Starts the warm-up once a client has listed the tools (i.e. after the handshake)."""
+    """Starts the warm-up once a client has listed the tools (i.e. after the handshake), and
+    lists every tool but the prompt hook's: Claude Code's hook calls it by name, the model never
+    sees it (no tokens spent on it, nothing for the model to call)."""
 
     def __init__(self, lazy: LazyRecall, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -149,7 +155,7 @@ class _RecallServer(MCPServer[Any]):
     async def list_tools(self) -> Any:
         tools = await super().list_tools()
         self._lazy.start_warm_up()
-        return tools
+        return [tool for tool in tools if tool.name != PROMPT_HOOK_TOOL]
 
 
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -359,7 +365,7 @@ def _any_memory(recall: Recall, memory_id: str) -> Memory:
         raise
 
 
-def build_server(settings: Settings) -> MCPServer[Any]:
+def build_server(settings: Settings, prompt_hook: PromptHook | None = None) -> MCPServer[Any]:
     lazy = LazyRecall(settings)
     server = _RecallServer(
         lazy, name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
@@ -376,12 +382,30 @@ def build_server(settings: Settings) -> MCPServer[Any]:
     ):
         description = " ".join((method.__doc__ or "").split())  # one paragraph for the model
         server.add_tool(method, title=title, description=description, annotations=hints)
+    hook = prompt_hook if prompt_hook is not None else PromptHook(settings)
+
+    def user_prompt_submit(prompt: str = "", prompt_id: str = "") -> str:
+        """Claude Code's UserPromptSubmit hook (an `mcp_tool` handler): the hook's output."""
+        return hook.answer(prompt, prompt_id)
+
+    server.add_tool(user_prompt_submit, name=PROMPT_HOOK_TOOL, annotations=_READ)
     return server
 
 
 def serve(settings: Settings) -> None:
     """Run the server on stdin/stdout until the client closes the connection."""
-    server = build_server(settings)
+    hook = PromptHook(settings)
+    server = build_server(settings, hook)
     # The SDK reads sys.stdin's buffer when it is not fd 0 itself: every request is answered
     sys.stdin = answerable_stdin()
-    server.run("stdio")
+
+    def terminated(signum: int, _frame: object) -> None:
+        hook.close()  # Claude Code ends its servers with SIGTERM: the marker goes first
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        server.run("stdio")
+    finally:
+        hook.close()  # from now on the command handler answers the prompts
