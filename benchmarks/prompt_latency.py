@@ -40,7 +40,6 @@ the table says on how many of those it reached the model. Every figure is printe
 from __future__ import annotations
 
 import argparse
-import compileall
 import contextlib
 import json
 import os
@@ -160,27 +159,73 @@ def wait_until_ready(repo: Path, deadline: float = 900) -> None:
 
 
 @dataclass
-class Config:
-    """A project settings document for the session (`.claude/settings.json`), the project's
-    `.mcp.json` (None: init's), plus extra `claude` arguments and environment."""
+class Setup:
+    """A checkout under test: its `local-recall` command and a repository it initialised (its
+    own daemon, and the settings and MCP server its `init` wrote)."""
 
     name: str
-    settings: dict[str, Any]
+    launcher: list[str]
+    repo: Path
+    settings: dict[str, Any] = field(default_factory=dict)
+    mcp: dict[str, Any] = field(default_factory=dict)
+
+    def read_installed(self) -> None:
+        self.settings = json.loads((self.repo / ".claude" / "settings.json").read_text())
+        self.mcp = json.loads((self.repo / ".mcp.json").read_text())
+
+
+@dataclass
+class Config:
+    """What one session runs with: the project's `.claude/settings.json` and `.mcp.json` in
+    `setup`'s repository (None: as its `init` wrote them), extra arguments and environment."""
+
+    name: str
+    setup: Setup
+    settings: dict[str, Any] | None = None
     mcp: dict[str, Any] | None = None
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
 
+    def write(self) -> None:
+        """The project files Claude Code reads at start: its settings and its MCP servers."""
+        write_project(
+            self.setup.repo, self.settings or self.setup.settings, self.mcp or self.setup.mcp
+        )
 
-def base_configs(installed: dict[str, Any]) -> dict[str, Config]:
+
+def write_project(repo: Path, settings: dict[str, Any], mcp: dict[str, Any]) -> None:
+    for path, document in (
+        (repo / ".claude" / "settings.json", settings),
+        (repo / ".mcp.json", mcp),
+    ):
+        path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def base_configs(setup: Setup) -> dict[str, Config]:
+    installed = setup.settings
     true_hooks = dict(installed.get("hooks") or {})
     true_hooks["UserPromptSubmit"] = [
         {"hooks": [{"type": "command", "command": "true", "timeout": 10}]}
     ]
     return {
-        "none": Config("none", {**installed, "disableAllHooks": True}),
-        "true": Config("true", {**installed, "hooks": true_hooks}),
-        "local-recall": Config("local-recall", installed),
+        "none": Config("none", setup, {**installed, "disableAllHooks": True}),
+        "true": Config("true", setup, {**installed, "hooks": true_hooks}),
+        "local-recall": Config("local-recall", setup),
     }
+
+
+def prepare_baseline(source: Path, launcher: list[str], env: dict[str, str]) -> Setup:
+    """A copy of the benchmark repository (memories and index) set up by another checkout's
+    `local-recall` (e.g. main's), to measure it in the same rounds."""
+    repo = source.parent / f"{source.name}-baseline"
+    shutil.rmtree(repo, ignore_errors=True)
+    skip = shutil.ignore_patterns("state", "recall.log*", ".claude", ".mcp.json")
+    shutil.copytree(source, repo, ignore=skip, symlinks=True)
+    lr(launcher, repo, env, "init")
+    lr(launcher, repo, env, "index")
+    setup = Setup("baseline", launcher, repo)
+    setup.read_installed()
+    return setup
 
 
 # --- running Claude Code -----------------------------------------------------------------------
@@ -252,8 +297,9 @@ class Session:
 
 
 def paced_session(
-    claude: str, config: Config, prompts: list[str], repo: Path, env: dict[str, str], api: Api
+    claude: str, config: Config, prompts: list[str], env: dict[str, str], api: Api
 ) -> Session:
+    repo = config.setup.repo
     args = [claude, "-p", "--input-format", "stream-json", "--output-format", "stream-json"]
     process = subprocess.Popen(
         [*args, "--verbose", *config.args],
@@ -318,7 +364,8 @@ class Single:
     marker: bool
 
 
-def single_run(claude: str, config: Config, repo: Path, env: dict[str, str], api: Api) -> Single:
+def single_run(claude: str, config: Config, env: dict[str, str], api: Api) -> Single:
+    repo = config.setup.repo
     started = time.monotonic()
     done = subprocess.run(
         [claude, "-p", "--output-format", "json", *config.args, MARKER_PROMPT],
@@ -348,38 +395,26 @@ def daemon_pid_of(repo: Path) -> int | None:
     return pid if isinstance(pid, int) else None
 
 
-def write_settings(repo: Path, settings: dict[str, Any], mcp: dict[str, Any]) -> None:
-    """The project files Claude Code reads at start: its settings and its MCP servers."""
-    for path, document in (
-        (repo / ".claude" / "settings.json", settings),
-        (repo / ".mcp.json", mcp),
-    ):
-        path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-
-
 # --- the search ---------------------------------------------------------------------------------
 
 
 def search_times(repo: Path, env: dict[str, str], runs: int) -> list[float]:
-    """The daemon's answer to the prompt hook's request, in ms (socket round trip included)."""
-    from local_recall.claude_code.hook_context import prompt_query
+    """The daemon's answer to the prompt hook's own request (socket round trip included), ms."""
+    from local_recall.context.prompt import PromptAsk, prompt_query
     from local_recall.daemon.query_client import ask, daemon_sockets
+    from local_recall.hooks.settings import read_hook_settings
+    from local_recall.repo.layout import Layout
     from local_recall.search.query_intent import has_nothing_to_look_up
 
+    settings = read_hook_settings(Layout(repo), env)
     sockets = daemon_sockets(repo, repo / "local-recall" / "state", env)
     queries = [q for q in map(prompt_query, SESSION_PROMPTS) if q and not has_nothing_to_look_up(q)]
     seen: list[float] = []
     for round_ in range(runs + 1):
         for query in queries:
-            request = {
-                "op": "search",
-                "query": query,
-                "limit": 10,
-                "min_score": 0.5,
-                "with_body": True,
-            }
+            request = PromptAsk(query, settings.search_limit, settings.prompt_min_score)
             started = time.perf_counter()
-            reply = ask(sockets, request, 10.0)
+            reply = ask(sockets, request.to_request(), 10.0)
             if reply is None or reply.get("ok") is not True:
                 raise SystemExit(f"the daemon did not answer a search: {reply}")
             if round_:
@@ -445,7 +480,6 @@ def report(figures: dict[str, Figures], version: str, memories: int, search: lis
         "| CPU per prompt added | marker reached the model | load (1 min) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    floor_up = med([t for t, up in zip(base.turns, base.connected, strict=True) if up])
     for name, got in figures.items():
         turns = med(got.turns)
         rel = None if turns is None or floor is None else turns - floor
@@ -456,7 +490,7 @@ def report(figures: dict[str, Figures], version: str, memories: int, search: lis
         loads = f"{min(got.loads):.1f}–{max(got.loads):.1f}" if got.loads else "—"
         shown = "—" if turns is None else f"{turns:.0f} ms"
         up = [t for t, on in zip(got.turns, got.connected, strict=True) if on]
-        rel_up = None if not up or floor_up is None else statistics.median(up) - floor_up
+        rel_up = None if not up or floor is None else statistics.median(up) - floor
         lines.append(
             f"| {name} | {shown} (n={len(got.turns)}) | **{signed(rel)}** "
             f"| {signed(rel_up)} (n={len(up)}) | {signed(first)} | {signed(single)} "
@@ -505,46 +539,43 @@ def main() -> int:
         default=str(Path(sys.executable).absolute().parent / "local-recall"),
         help="the local-recall command (default: the console script of this interpreter's venv)",
     )
+    parser.add_argument(
+        "--baseline-launcher",
+        default=None,
+        help="another checkout's local-recall (e.g. main's): adds its init's settings as "
+        "configuration `baseline`, in a copy of the repository with its own daemon",
+    )
     args = parser.parse_args()
     if not 2 <= args.turns <= len(SESSION_PROMPTS):
         parser.error(f"--turns must be 2..{len(SESSION_PROMPTS)}")
     if not Path(args.claude).exists():
         parser.error(f"no Claude Code CLI at {args.claude}")
     repo: Path = (args.repo or Path(f"/tmp/local-recall-bench-prompt-{args.memories}")).absolute()
-    launcher = [args.launcher]
-    # An install compiles the package's bytecode; a checkout run with PYTHONDONTWRITEBYTECODE
-    # would otherwise compile the hook's modules again on every prompt.
-    import local_recall
-
-    compileall.compile_dir(str(Path(local_recall.__file__).parent), quiet=1)
     env0 = clean_env()
-    prepare_repo(repo, args.memories, launcher, env0)
-    installed = json.loads((repo / ".claude" / "settings.json").read_text())
-    installed_mcp = json.loads((repo / ".mcp.json").read_text())
-    configs = base_configs(installed)
+    setups = [Setup("branch", [args.launcher], repo)]
+    # Installs compile the package's bytecode; a checkout run with PYTHONDONTWRITEBYTECODE would
+    # otherwise compile the hook's modules again on every prompt.
+    compile_package(args.launcher, env0)
+    prepare_repo(repo, args.memories, setups[0].launcher, env0)
+    setups[0].read_installed()
+    if args.baseline_launcher:
+        compile_package(args.baseline_launcher, env0)
+        setups.append(prepare_baseline(repo, [args.baseline_launcher], env0))
+    configs = base_configs(setups[0])
     configs = {name: configs[name] for name in args.configs.split(",") if name in configs}
     if "none" not in configs:
         parser.error("--configs must include none (the floor every figure is relative to)")
-    closers: list[Any] = []
+    if args.baseline_launcher:
+        configs["baseline"] = Config("baseline", setups[1])
     home = repo.parent / f"{repo.name}-home"
     shutil.rmtree(home, ignore_errors=True)
     try:
-        # `daemon start` may give up waiting on a loaded machine; the daemon still comes up
-        started = subprocess.run(
-            [*launcher, "daemon", "start"],
-            cwd=repo,
-            env=env0,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        print((started.stdout + started.stderr).strip(), flush=True)
-        wait_until_ready(repo)
+        for setup in setups:
+            start_daemon(setup, env0)
         if args.candidates:
             from prompt_latency_candidates import candidate_configs
 
-            more, closers = candidate_configs(repo, installed, launcher, env0, home)
-            configs.update(more)
+            configs.update(candidate_configs(setups[0]))
         search = search_times(repo, env0, args.search_runs)
         figures = {name: Figures() for name in configs}
         api = Api()
@@ -556,12 +587,11 @@ def main() -> int:
             )
             for key in ("MCP_CONNECTION_NONBLOCKING", "MCP_CONNECT_TIMEOUT_MS"):
                 env.pop(key)  # Claude Code's default: MCP servers connect in the background
-            run_rounds(args, configs, figures, repo, env, api, installed_mcp)
+            run_rounds(args, configs, figures, env, api)
     finally:
-        for close in closers:
-            close()
-        write_settings(repo, installed, installed_mcp)
-        lr(launcher, repo, env0, "daemon", "stop")
+        for setup in setups:
+            write_project(setup.repo, setup.settings, setup.mcp)
+            lr(setup.launcher, setup.repo, env0, "daemon", "stop")
     version = subprocess.run(
         [args.claude, "--version"], capture_output=True, text=True, check=False
     ).stdout.split()[0]
@@ -577,14 +607,36 @@ def main() -> int:
     return 0
 
 
+def compile_package(launcher: str, env: dict[str, str]) -> None:
+    """Compile the bytecode of the local_recall that `launcher`'s interpreter imports."""
+    python = Path(launcher).parent / "python"
+    code = (
+        "import compileall, local_recall, os; "
+        "compileall.compile_dir(os.path.dirname(local_recall.__file__), quiet=1)"
+    )
+    subprocess.run([str(python), "-c", code], env=env, check=True)
+
+
+def start_daemon(setup: Setup, env: dict[str, str]) -> None:
+    # `daemon start` may give up waiting on a loaded machine; the daemon still comes up
+    started = subprocess.run(
+        [*setup.launcher, "daemon", "start"],
+        cwd=setup.repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    print(f"{setup.name}: {(started.stdout + started.stderr).strip()}", flush=True)
+    wait_until_ready(setup.repo)
+
+
 def run_rounds(
     args: argparse.Namespace,
     configs: dict[str, Config],
     figures: dict[str, Figures],
-    repo: Path,
     env: dict[str, str],
     api: Api,
-    installed_mcp: dict[str, Any],
 ) -> None:
     names = list(configs)
     prompts = list(SESSION_PROMPTS[: args.turns])
@@ -593,9 +645,9 @@ def run_rounds(
         shift = round_ % len(names)
         for name in names[shift:] + names[:shift]:
             config, got = configs[name], figures[name]
-            write_settings(repo, config.settings, config.mcp or installed_mcp)
+            config.write()
             before = load()
-            session = paced_session(args.claude, config, prompts, repo, env, api)
+            session = paced_session(args.claude, config, prompts, env, api)
             first_up = session.connected.index(True) + 1 if any(session.connected) else "-"
             print(
                 f"session {round_} {name}: {session.times} cpu "
@@ -621,9 +673,9 @@ def run_rounds(
         shift = round_ % len(names)
         for name in names[shift:] + names[:shift]:
             config, got = configs[name], figures[name]
-            write_settings(repo, config.settings, config.mcp or installed_mcp)
+            config.write()
             before = load()
-            single = single_run(args.claude, config, repo, env, api)
+            single = single_run(args.claude, config, env, api)
             print(f"single {round_} {name}: {single}", flush=True)
             got.loads += [before, load()]
             if single.time_to_request_ms is not None:

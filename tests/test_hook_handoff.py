@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from local_recall.claude_code.hook_guard import GUARD, guarded, marker_dir, unguarded
-from local_recall.claude_code.hook_handoff import ServedMarker, claim, prune_stale
+from local_recall.claude_code.hook_handoff import ServedMarker, claim, guard_missed, prune_stale
 
 PROMPT_ID = "8f0e4c52-6b1d-4d7a-9a53-2f7c1e0b9d41"
 
@@ -197,3 +197,32 @@ def test_without_a_marker_directory_or_an_id_every_handler_answers(runtime: Path
     for bad in ("", "../escape", "a/b", "x" * 200):
         assert claim(directory, bad) is True
     assert list(directory.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="the marker needs /proc")
+def test_a_command_run_while_the_server_long_served_means_the_guard_failed(runtime: Path) -> None:
+    marker = ServedMarker(env_for(runtime), claude_pid=31)
+    assert guard_missed(marker.directory, time.time()) is False  # no marker at all
+    marker.ensure()
+    # made during this very prompt (the hand-over): the command was right to run
+    assert guard_missed(marker.directory, time.time()) is False
+    assert guard_missed(marker.directory, time.time() + 5) is True
+    marker.remove()
+    assert guard_missed(marker.directory, time.time() + 5) is False
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="the marker needs /proc")
+def test_the_server_clears_its_old_claims_now_and_then(runtime: Path) -> None:
+    marker = ServedMarker(env_for(runtime), claude_pid=32)
+    marker.ensure()
+    assert marker.directory is not None
+    old = time.time() - 3600
+    stale = marker.directory / "stale-claim"
+    stale.touch()
+    os.utime(stale, (old, old))
+    for i in range(199):
+        assert marker.claim(f"prompt-{i}")
+    assert stale.exists()
+    assert marker.claim("prompt-199")  # the 200th: old claims go, recent ones and live stay
+    assert not stale.exists() and (marker.directory / "prompt-0").exists()
+    assert (marker.directory / "live").is_symlink()

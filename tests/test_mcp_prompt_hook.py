@@ -114,9 +114,12 @@ def test_the_first_answer_marks_and_claims_then_answers_alone(repo: Path, runtim
         (marker / PROMPT_ID).touch()
         assert hook.answer("how do we dedupe saves?", PROMPT_ID) == ""
         assert os.readlink(marker / "live") == f"/proc/{os.getpid()}"
-        # from now on the guard stops the command: no claim needed, none written
+        # from now on the guard stops the command; the server still claims what it answers
         assert hook.answer("how do we dedupe saves?", "next-prompt") != ""
-        assert sorted(p.name for p in marker.iterdir()) == sorted([PROMPT_ID, "live"])
+        assert sorted(p.name for p in marker.iterdir()) == sorted(
+            [PROMPT_ID, "live", "next-prompt"]
+        )
+        assert hook.answer("how do we dedupe saves?", "next-prompt") == ""  # answered once
     hook.close()
     assert not marker.exists()
 

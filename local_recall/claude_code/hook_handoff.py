@@ -12,10 +12,12 @@ command before Python starts. A server that dies leaves a dangling link and the 
 again; a marker directory that is someone else's or cannot be made leaves the command answering
 every prompt, as before.
 
-The prompt on which the server takes over can reach both handlers. Each claims the prompt's
-`prompt_id` in the marker directory (an O_EXCL file) before answering, and only the first
-answers. The server claims only when it has just (re)made the marker; the command only when the
-directory exists (it never makes it: that would be a marker without a server).
+The prompt on which the server takes over reaches both handlers (and every prompt would, were
+the guard to fail). Each claims the prompt's `prompt_id` in the marker directory (an O_EXCL
+file) before answering, and only the first answers: the server for every prompt it answers, the
+command only when the directory exists (it never makes it: that would be a marker without a
+server). A command that runs although the marker was live well before it started means the guard
+failed — each prompt then pays a Python start — and says so in recall.log (`guard_missed`).
 
 Linux only (`/proc/<pid>`): elsewhere no marker is written and the command answers every prompt.
 Light (os and re only): the prompt hook imports this.
@@ -33,6 +35,7 @@ from local_recall.repo.files import is_private_dir
 
 _PROMPT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _STALE_SECONDS = 60.0  # a directory without a live server is left this long (a server starting)
+_PRUNE_EVERY = 200  # claims by a server; then those older than _STALE_SECONDS are removed
 
 
 def claim(directory: Path | None, prompt_id: str) -> bool:
@@ -50,6 +53,19 @@ def claim(directory: Path | None, prompt_id: str) -> bool:
     return True
 
 
+def guard_missed(directory: Path | None, started: float) -> bool:
+    """Whether a command started at `started` (epoch seconds) should have been stopped by the
+    guard: the marker was live a second before that (not made during this very prompt)."""
+    if directory is None:
+        return False
+    live = directory / LIVE
+    try:
+        made = os.lstat(live).st_mtime
+    except OSError:
+        return False
+    return made < started - 1.0 and os.path.exists(live) and is_private_dir(directory)
+
+
 class ServedMarker:
     """The MCP server's side: marks Claude Code (its parent process) as served."""
 
@@ -62,11 +78,11 @@ class ServedMarker:
         usable = os.path.isdir(self.target) and parent > 1  # Linux, and a parent to mark
         self.directory = marker_dir(environ, parent) if usable else None
         self._pruned = False
+        self._claims = 0
 
     def ensure(self) -> bool:
-        """Make the marker say this server serves the prompts; True when it already did (the
-        command handler did not run for this prompt), False when it had to be made (it may be
-        running too: claim the prompt) or cannot be."""
+        """Make the marker say this server serves the prompts; True when it already did, False
+        when it had to be made (the command may be running for this prompt too) or cannot be."""
         directory = self.directory
         if directory is None:
             return False
@@ -94,6 +110,13 @@ class ServedMarker:
         except OSError:
             return False
         return False
+
+    def claim(self, prompt_id: str) -> bool:
+        """`claim` in this server's marker directory; old claims are cleared now and then."""
+        self._claims += 1
+        if self._claims % _PRUNE_EVERY == 0 and self.directory is not None:
+            _remove_old_claims(self.directory)
+        return claim(self.directory, prompt_id)
 
     def remove(self) -> None:
         """At exit: the marker and its claims go, unless another server took it over."""
@@ -129,6 +152,17 @@ def prune_stale(base: Path, *, keep: Path | None = None, now: float | None = Non
         _remove_tree(path)
         removed += 1
     return removed
+
+
+def _remove_old_claims(directory: Path) -> None:
+    moment = time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            if entry.name == LIVE or not _PROMPT_ID.fullmatch(entry.name):
+                continue
+            with contextlib.suppress(OSError):
+                if moment - entry.stat(follow_symlinks=False).st_mtime > _STALE_SECONDS:
+                    os.unlink(entry.path)
 
 
 def _remove_tree(directory: Path) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from local_recall.claude_code.hook_handoff import ServedMarker, claim
+from local_recall.claude_code.hook_handoff import ServedMarker
 from local_recall.claude_code.hooks import AGENT, DEADLINE_SECONDS, hook_output
 from local_recall.hooks.answers import HookRun, answer_prompt, context_in_process, log
 from local_recall.hooks.process import run_with_deadline
@@ -65,16 +65,16 @@ class PromptHook:
     def _answer(self, prompt: str, prompt_id: str) -> str:
         try:
             # First: from now on the command handler leaves the prompts to this server.
-            served = self.marker.ensure()
+            self.marker.ensure()
             if not (self.root / RECALL_DIRNAME).is_dir():
                 return ""
             run = HookRun(
                 AGENT, EVENT, self.root, self.environ, read_hook_settings(self.layout, self.environ)
             )
             output = hook_output(EVENT, answer_prompt(run, prompt, self._in_process))
-            # The command handler may have run for this prompt too (the marker was new): the
+            # The command handler may be answering this prompt too (the marker was new): the
             # first of the two to claim the prompt answers it.
-            if output and not served and not claim(self.marker.directory, prompt_id):
+            if output and not self.marker.claim(prompt_id):
                 return ""
             return output
         except Exception:
