@@ -86,6 +86,21 @@ def test_answers_what_the_command_prints_with_a_daemon(repo: Path, runtime: Path
     assert stand_in.requests[0] == stand_in.requests[1]  # the same question asked alike
 
 
+def test_a_busy_daemon_is_waited_for_rather_than_searching_here(repo: Path, runtime: Path) -> None:
+    """The command gives up on the daemon after 300 ms; the server waits up to 2 s: its own
+    first search would load the model."""
+    stand_in = StandIn()
+
+    def slow(request: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(0.8)
+        return stand_in.handle(request)
+
+    with served_as_daemon(repo, slow):
+        got = prompt_hook(repo, runtime).answer("how do we dedupe saves?", PROMPT_ID)
+    assert str(HIT["body"]) in got
+    assert "searching in-process" not in log_text(repo)
+
+
 def test_chit_chat_and_empty_prompts_answer_nothing(repo: Path, runtime: Path) -> None:
     stand_in = StandIn()
     hook = prompt_hook(repo, runtime)
@@ -207,3 +222,24 @@ def test_over_stdio_the_hook_tool_is_hidden_callable_and_marks_claude(
     assert seen["text"] == expected
     assert seen["live"].startswith("/proc/") and seen["live"] != f"/proc/{os.getpid()}"
     assert not marker.exists()  # the server removed it when the session ended
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="per-thread niceness is Linux's")
+def test_the_servers_index_warm_up_runs_below_the_prompt_hook(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from local_recall.claude_code import mcp_server
+
+    seen: list[int] = []
+
+    def record(self: mcp_server.LazyRecall) -> Any:
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        raise RuntimeError("stop here")  # the warm-up logs it and ends
+
+    monkeypatch.setattr(mcp_server.LazyRecall, "get", record)
+    lazy = mcp_server.LazyRecall(Settings(root=repo, environ=clean_env()))
+    lazy.start_warm_up()
+    assert lazy._warm_up is not None
+    lazy._warm_up.join(30)
+    mine = os.getpriority(os.PRIO_PROCESS, 0)  # a thread may lower its priority, not raise it
+    assert seen == [max(mine, mcp_server.WARM_UP_NICENESS)]

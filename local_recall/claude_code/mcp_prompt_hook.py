@@ -35,6 +35,11 @@ EVENT = "UserPromptSubmit"
 TOOL_NAME = "user_prompt_submit"
 # The in-process search is not for concurrent use; a second prompt waits this long for it.
 _IN_PROCESS_WAIT_SECONDS = 2.0
+# How long the server waits for a busy daemon (at least; hooks.query_timeout_ms if longer). A
+# daemon that is down is known at once (nothing listens); one that is slow — a loaded machine,
+# a big sync — is still far cheaper to wait for than this process's first search of its own,
+# which loads the model (~0.6 s quiet, seconds under load).
+DAEMON_WAIT_MS = 2000
 
 
 class PromptHook:
@@ -68,8 +73,10 @@ class PromptHook:
             self.marker.ensure()
             if not (self.root / RECALL_DIRNAME).is_dir():
                 return ""
+            settings = read_hook_settings(self.layout, self.environ)
+            wait = max(settings.query_timeout_ms, DAEMON_WAIT_MS)
             run = HookRun(
-                AGENT, EVENT, self.root, self.environ, read_hook_settings(self.layout, self.environ)
+                AGENT, EVENT, self.root, self.environ, settings._replace(query_timeout_ms=wait)
             )
             output = hook_output(EVENT, answer_prompt(run, prompt, self._in_process))
             # The command handler may be answering this prompt too (the marker was new): the

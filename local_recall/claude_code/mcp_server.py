@@ -62,6 +62,7 @@ MAX_RECENT = 50  # recent_memories rows (search hits: search.limits.MAX_LIMIT)
 MAX_IDS = 50
 MAX_TIMELINE_SIDE = 20
 MAX_SUMMARIES = 20
+WARM_UP_NICENESS = 10
 
 INSTRUCTIONS = """\
 local-recall is this repository's memory: notes earlier sessions saved (decisions and why, root \
@@ -134,6 +135,11 @@ class LazyRecall:
         self._warm_up.start()
 
     def _warm(self) -> None:
+        # Below the prompt hook's calls (mcp_prompt_hook.py) and Claude Code itself: a prompt
+        # typed while the index warms up must not wait for it. Linux sets a thread's niceness
+        # by its id (and the threads it starts inherit it); elsewhere this is a no-op.
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WARM_UP_NICENESS)
         try:
             recall = self.get()
             with self.index_lock:
