@@ -116,10 +116,13 @@ def run_hook(repo: Path, prompt: str, env: dict[str, str]) -> Decision:
         check=False,
         timeout=60,
     )
-    seconds = time.perf_counter() - started
+    return decision(done.stdout.decode("utf-8"), time.perf_counter() - started)
+
+
+def decision(output: str, seconds: float) -> Decision:
     context = ""
-    if done.stdout.strip():
-        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    if output.strip():
+        context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
     return Decision(
         injected=bool(context),
         shown=tuple(_SHOWN.findall(context)),
@@ -127,6 +130,32 @@ def run_hook(repo: Path, prompt: str, env: dict[str, str]) -> Decision:
         tokens=len(context) // CHARS_PER_TOKEN,
         seconds=seconds,
     )
+
+
+def run_mcp(repo: Path, texts: Sequence[str], env: dict[str, str]) -> list[Decision]:
+    """The same prompts through the MCP server's prompt hook (`user_prompt_submit`, what
+    Claude Code's `mcp_tool` handler calls once the server is connected): one server for them
+    all, as in a session."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=str(SCRIPT), args=["mcp"], env={**env, "LOCAL_RECALL_ROOT": str(repo)}, cwd=repo
+    )
+    found: list[Decision] = []
+
+    async def session() -> None:
+        async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+            for i, text in enumerate(texts):
+                started = time.perf_counter()
+                result = await client.call_tool(
+                    "user_prompt_submit", {"prompt": text, "prompt_id": f"hook-decision-{i}"}
+                )
+                output = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+                found.append(decision(output, time.perf_counter() - started))
+
+    anyio.run(session)
+    return found
 
 
 def summarise(
@@ -153,12 +182,21 @@ def summarise(
         }
     if len(decisions) == 2:
         a, b = decisions.values()
-        out["agreement"] = sum(x.injected == y.injected for x, y in zip(a, b, strict=True)) / max(
-            1, len(a)
-        )
+        out["agreement"] = _agreement(a, b)
+    if "fallback" in decisions:  # every warm path against the cold one
+        for path, got in decisions.items():
+            if path != "fallback":
+                out[f"agreement_{path}_vs_fallback"] = _agreement(got, decisions["fallback"])
+                out[f"same_memories_{path}_vs_fallback"] = sum(
+                    x.shown == y.shown for x, y in zip(got, decisions["fallback"], strict=True)
+                ) / max(1, len(got))
     out["positives"] = sum(p.kind == "positive" for p in prompts)
     out["negatives"] = sum(p.kind != "positive" for p in prompts)
     return out
+
+
+def _agreement(a: Sequence[Decision], b: Sequence[Decision]) -> float:
+    return sum(x.injected == y.injected for x, y in zip(a, b, strict=True)) / max(1, len(a))
 
 
 def _share(got: Sequence[Decision]) -> float:
@@ -180,7 +218,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--foreign", type=int, default=20)
     parser.add_argument("--generic", type=int, default=10)
     parser.add_argument("--seed", type=int, default=12)
-    parser.add_argument("--paths", default="daemon,fallback")
+    parser.add_argument(
+        "--paths",
+        default="daemon,fallback",
+        help="daemon (the command, warm), fallback (the command, no daemon), mcp (the MCP "
+        "server's prompt hook, daemon warm)",
+    )
     parser.add_argument(
         "--set",
         action="append",
@@ -213,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             repo = workdir / name
             env = hook_env(repo, PYTHONPATH=str(PROJECT), **overrides)
             daemon(repo, env, "stop")
-            if path == "daemon":
+            if path in ("daemon", "mcp"):
                 daemon(repo, env, "start")
                 wait_until_ready(repo)
             else:
@@ -224,11 +267,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     LOCAL_RECALL_HOOKS_START_DAEMON="false",
                 )
             before = fallbacks(repo)
-            for i, prompt in enumerate(prompts):
-                if prompt.store == name:
-                    got[i] = run_hook(repo, prompt.text, env)
+            mine = [i for i, prompt in enumerate(prompts) if prompt.store == name]
+            if path == "mcp":
+                answers = run_mcp(repo, [prompts[i].text for i in mine], env)
+                got.update(zip(mine, answers, strict=True))
+            else:
+                got.update((i, run_hook(repo, prompts[i].text, env)) for i in mine)
             notes[f"{path}/{name}/in-process"] = fallbacks(repo) - before
-            if path == "daemon":
+            if path in ("daemon", "mcp"):
                 daemon(repo, env, "stop")
         decisions[path] = [got[i] for i in range(len(prompts))]
         print(f"  {path}: done", flush=True)

@@ -1,70 +1,93 @@
-"""What local-recall adds to a prompt, where the user feels it: in the real Claude Code CLI.
+"""What local-recall adds to a prompt where the user waits: the real Claude Code CLI, paced.
 
-    .venv/bin/python benchmarks/prompt_latency.py --claude PATH [--memories 5000]
-        [--sessions 8] [--turns 4] [--repo /tmp/local-recall-bench-prompt-5k] [--launcher CMD]
+    .venv/bin/python benchmarks/prompt_latency.py [--claude PATH] [--memories 5000]
+        [--sessions 2] [--turns 12] [--single 6] [--configs none,true,local-recall]
+        [--candidates] [--search-runs 5] [--repo DIR] [--json OUT]
 
-Claude Code (`claude -p`) runs offline against tests/fake_anthropic.py and reports, per prompt,
-`time_to_request_ms`: from the prompt being submitted to the model request leaving (UserPromptSubmit
-hooks included; start-up and SessionStart hooks are not — they run before the first prompt).
-Three configurations, passed with `--settings`, interleaved (every round runs each once, in
-rotating order, so load that comes and goes on a shared machine hits all alike):
+A temp git repository with `--memories` synthetic memories and one marker memory, `local-recall
+init` (its hooks, its MCP server, approved), `index`, the daemon started and past its first
+pass. Claude Code runs offline against tests/fake_anthropic.py in its default environment (MCP
+servers connect in the background: `claude -p` does not wait for them). Three measurements,
+every configuration run once per round in a rotating order (load that comes and goes on a
+shared machine hits all alike):
 
-  * none:          no hooks;
-  * true:          a do-nothing `true` command hook on UserPromptSubmit (the price of any hook);
-  * local-recall:  the three hooks `local-recall init` writes (SessionStart, UserPromptSubmit,
-                   SessionEnd), with the repository's daemon warm (started and past its first
-                   pass before the runs).
+  * paced sessions: one `claude -p --input-format stream-json --output-format stream-json
+    --verbose` session of `--turns` prompts typed like a person: the first 8 s after start,
+    each next one 1.5 s after the previous answer. Claude Code reports each turn's
+    `time_to_request_ms` (prompt in -> model request out, UserPromptSubmit hooks included).
+    Per prompt = the median of turns 2.. over all sessions; first prompt = turn 1's median.
+  * single runs: `claude -p --output-format json PROMPT` (start-up, SessionStart hooks and a
+    first prompt typed before any MCP server connected). Start-up = spawn -> model request,
+    minus that prompt's `time_to_request_ms`; `claude -p` first prompt = that
+    `time_to_request_ms`.
+  * search: the daemon's answer to the prompt hook's own request (socket round trip, warm
+    process), p50 / p95 over the session prompts.
 
-Each run is one session of `--turns` prompts fed one at a time (`--input-format stream-json`,
-the next prompt sent once the previous one's result is out), so turns 2.. are prompts in a warm
-session; `--turns 1` runs exactly `claude -p --output-format json PROMPT` per prompt. No MCP
-server in any configuration (`--strict-mcp-config`): this measures the hooks. The daemon runs
-with the benchmark's environment (extraction enabled as by default; whether `claude` is on its
-PATH is up to you — the issue's measurement had it missing).
+Configurations (`--configs`; each is the project's `.claude/settings.json` for a session, the
+init's `.mcp.json` and its approval always in place):
 
-`--diagnose` adds configurations that take the prompt hook apart (UserPromptSubmit only):
-  * py-pass / py-S-pass: `<venv python> -c pass` / `-S -c pass` (interpreter start, with and
-    without site-packages processing);
-  * lr-standin: the local-recall hook against an instant stand-in daemon (a canned reply: the
-    hook process without the search);
-  * http-standin / mcp-standin: Claude Code's `http` and `mcp_tool` handlers answered at once by
-    a stand-in with the same canned output (what a handler costs without a process).
+  * none:         `init`'s settings with `"disableAllHooks": true` (Claude Code's floor);
+  * true:         `init`'s settings with the UserPromptSubmit hooks replaced by the command
+                  `true` (what any command hook costs);
+  * local-recall: `init`'s settings as this checkout writes them.
 
-Prints the per-configuration medians and one markdown table row:
-| claude | memories | prompts/config | none p50 | true − none | local-recall − none
-| local-recall − true | load |
+`--candidates` adds the designs measured for issue 21 (prompt_latency_candidates.py).
+The marker memory is asked about on turns 1 and 7 of every session and in every single run;
+the table says on how many of those it reached the model. Every figure is printed with the
+1-minute load average of the rounds it came from.
 """
 
 from __future__ import annotations
 
 import argparse
-import compileall
+import contextlib
 import json
 import os
+import platform
+import queue
 import shutil
 import statistics
 import subprocess
 import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 sys.path.append(str(PROJECT))  # tests.*; local_recall stays whatever the environment gives
-sys.path.insert(0, str(HERE))  # hook_latency: the same synthetic memories; harness
+sys.path.insert(0, str(HERE))  # hook_latency: the same synthetic memories
 
-from harness import wait_until_ready  # noqa: E402
-
-PROMPTS = (
-    "How do we keep two sessions from saving the same memory twice across processes?",
+MARKER_WORD = "QUINCE-7731"
+MARKER_SUBJECT = "Nightly export retries use the quince backoff table"
+MARKER_BODY = (
+    "The nightly export job retries failed uploads with the quince backoff table (1, 4, 16 "
+    f"minutes) and then pages the on-call. Codeword {MARKER_WORD}."
+)
+MARKER_PROMPT = "How does the nightly export job retry failed uploads before it pages on-call?"
+# Turns of a paced session, in order (turn 1 and 7 ask for the marker memory). A mix of what a
+# person types: questions the store may answer, instructions, and bare go-aheads.
+SESSION_PROMPTS = (
+    MARKER_PROMPT,
     "Why does the websocket proxy hang when the tls certificate is renewed?",
+    "thanks! now run the linter",
     "What did we decide about retry backoff in the queue worker?",
-    "run the linter",
     "How is the lru cache eviction tuned for the parser?",
-    "thanks! now write the changelog entry for the release",
+    "continue",
+    "Before you change it again: what retry schedule does the nightly export use?",
     "Where does the scheduler timeout come from when cron jobs overlap?",
     "Which database migration broke the transaction isolation tests?",
+    "yes do it",
+    "How do we keep two sessions from saving the same memory twice across processes?",
+    "write the changelog entry for the release",
 )
+MARKER_TURNS = (1, 7)
+FIRST_PROMPT_DELAY = 8.0
+NEXT_PROMPT_DELAY = 1.5
+DEFAULT_CLAUDE = Path.home() / ".cache" / "local-recall-e2e" / "node_modules" / ".bin" / "claude"
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -72,7 +95,10 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("LOCAL_RECALL_", "CLAUDE", "ANTHROPIC_", "MCP_", "OTEL_"))
+        and k != "PYTHONDONTWRITEBYTECODE"
     }
+    # The pipeline's extraction would call `claude -p` after every session: not what is measured.
+    env["LOCAL_RECALL_EXTRACTION_ENABLED"] = "false"
     env.update(extra or {})
     return env
 
@@ -84,7 +110,7 @@ def lr(launcher: list[str], repo: Path, env: dict[str, str], *args: str) -> str:
         env=env,
         capture_output=True,
         text=True,
-        timeout=1800,
+        timeout=3600,
         check=False,
     )
     if done.returncode != 0:
@@ -93,11 +119,12 @@ def lr(launcher: list[str], repo: Path, env: dict[str, str], *args: str) -> str:
 
 
 def prepare_repo(repo: Path, count: int, launcher: list[str], env: dict[str, str]) -> None:
-    """A git repository with `count` memories and an index; kept between runs (--repo)."""
+    """A git repository with `count` memories + the marker, initialised and indexed; the
+    memories are kept between runs, `init` and `index` run every time (this checkout's)."""
     from hook_latency import generate_memories
 
-    marker = repo / ".bench-ready"
-    if not (marker.exists() and marker.read_text() == str(count)):
+    ready = repo / ".bench-ready"
+    if not (ready.exists() and ready.read_text() == f"{count}+marker"):
         if repo.exists():
             shutil.rmtree(repo)
         repo.mkdir(parents=True)
@@ -105,20 +132,155 @@ def prepare_repo(repo: Path, count: int, launcher: list[str], env: dict[str, str
         lr(launcher, repo, env, "init", "--no-claude")
         print(f"writing {count} memories ...", flush=True)
         generate_memories(repo / "local-recall" / "episodic-memory", count)
-        marker.write_text(str(count))
+        lr(launcher, repo, env, "add", "--subject", MARKER_SUBJECT, "--body", MARKER_BODY)
+        ready.write_text(f"{count}+marker")
+    shutil.rmtree(repo / ".claude", ignore_errors=True)
+    (repo / ".mcp.json").unlink(missing_ok=True)
+    lr(launcher, repo, env, "init")  # hooks, MCP server and its approval, as a user gets them
     print("indexing (slow only the first time) ...", flush=True)
     lr(launcher, repo, env, "index")
 
 
-def hook_settings(launcher: list[str], repo: Path, env: dict[str, str]) -> dict[str, Any]:
-    """The hooks `local-recall init` writes, read back from .claude/settings.json (which is
-    then removed: each configuration gets its hooks from --settings only)."""
+def wait_until_ready(repo: Path, deadline: float = 900) -> None:
+    status = repo / "local-recall" / "state" / "daemon.json"
+    until = time.monotonic() + deadline
+    while time.monotonic() < until:
+        try:
+            data = json.loads(status.read_text())
+            if data.get("state") == "running" and data.get("last_pass"):
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+    raise SystemExit("daemon did not become ready")
+
+
+# --- configurations ---------------------------------------------------------------------------
+
+
+@dataclass
+class Setup:
+    """A checkout under test: its `local-recall` command and a repository it initialised (its
+    own daemon, and the settings and MCP server its `init` wrote)."""
+
+    name: str
+    launcher: list[str]
+    repo: Path
+    settings: dict[str, Any] = field(default_factory=dict)
+    mcp: dict[str, Any] = field(default_factory=dict)
+
+    def read_installed(self) -> None:
+        self.settings = json.loads((self.repo / ".claude" / "settings.json").read_text())
+        self.mcp = json.loads((self.repo / ".mcp.json").read_text())
+
+
+@dataclass
+class Config:
+    """What one session runs with: the project's `.claude/settings.json` and `.mcp.json` in
+    `setup`'s repository (None: as its `init` wrote them), extra arguments and environment."""
+
+    name: str
+    setup: Setup
+    settings: dict[str, Any] | None = None
+    mcp: dict[str, Any] | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def write(self) -> None:
+        """The project files Claude Code reads at start: its settings and its MCP servers."""
+        write_project(
+            self.setup.repo, self.settings or self.setup.settings, self.mcp or self.setup.mcp
+        )
+
+
+def write_project(repo: Path, settings: dict[str, Any], mcp: dict[str, Any]) -> None:
+    for path, document in (
+        (repo / ".claude" / "settings.json", settings),
+        (repo / ".mcp.json", mcp),
+    ):
+        path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def base_configs(setup: Setup) -> dict[str, Config]:
+    installed = setup.settings
+    true_hooks = dict(installed.get("hooks") or {})
+    true_hooks["UserPromptSubmit"] = [
+        {"hooks": [{"type": "command", "command": "true", "timeout": 10}]}
+    ]
+    return {
+        "none": Config("none", setup, {**installed, "disableAllHooks": True}),
+        "true": Config("true", setup, {**installed, "hooks": true_hooks}),
+        "local-recall": Config("local-recall", setup),
+    }
+
+
+def prepare_baseline(source: Path, launcher: list[str], env: dict[str, str]) -> Setup:
+    """A copy of the benchmark repository (memories and index) set up by another checkout's
+    `local-recall` (e.g. main's), to measure it in the same rounds."""
+    repo = source.parent / f"{source.name}-baseline"
+    shutil.rmtree(repo, ignore_errors=True)
+    skip = shutil.ignore_patterns("state", "recall.log*", ".claude", ".mcp.json")
+    shutil.copytree(source, repo, ignore=skip, symlinks=True)
     lr(launcher, repo, env, "init")
-    settings_file = repo / ".claude" / "settings.json"
-    hooks = json.loads(settings_file.read_text())["hooks"]
-    shutil.rmtree(repo / ".claude")
-    (repo / ".mcp.json").unlink(missing_ok=True)
-    return {"hooks": hooks}
+    lr(launcher, repo, env, "index")
+    setup = Setup("baseline", launcher, repo)
+    setup.read_installed()
+    return setup
+
+
+# --- running Claude Code -----------------------------------------------------------------------
+
+
+class Api:
+    """The fake Messages API, noting when each model request arrived and whether it carried
+    the marker memory."""
+
+    def __init__(self) -> None:
+        from tests.fake_anthropic import FakeAnthropic, default_responder
+
+        answer = default_responder(text="OK")
+        self.arrivals: list[tuple[float, bool]] = []
+        self._lock = threading.Lock()
+
+        def respond(body: dict[str, Any]) -> Any:
+            with self._lock:
+                self.arrivals.append((time.monotonic(), MARKER_WORD in json.dumps(body)))
+            return answer(body)
+
+        self.server = FakeAnthropic(respond)
+
+    def since(self, moment: float) -> list[tuple[float, bool]]:
+        with self._lock:
+            return [a for a in self.arrivals if a[0] >= moment]
+
+
+def _cpu_ticks(pid: int, *, children: bool) -> int:
+    """User + system CPU of a process (and of its reaped children), in clock ticks."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0
+    # after the command: state is fields[0]; utime, stime, cutime, cstime are fields 11-14
+    return sum(int(v) for v in fields[11 : 15 if children else 13])
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            found += [int(p) for p in task.read_text().split()]
+    return found
+
+
+def session_cpu_ms(claude_pid: int, daemon_pid: int | None) -> float:
+    """CPU time so far of Claude Code with every hook process it ran (reaped children), its
+    MCP servers (live children) and the daemon: what a prompt costs in CPU, which a loaded
+    machine distorts far less than wall time."""
+    ticks = _cpu_ticks(claude_pid, children=True)
+    ticks += sum(_cpu_ticks(child, children=False) for child in _children(claude_pid))
+    if daemon_pid:
+        ticks += _cpu_ticks(daemon_pid, children=False)
+    return ticks * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def user_message(text: str) -> bytes:
@@ -126,274 +288,401 @@ def user_message(text: str) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
-def run_session(
-    claude: str,
-    settings: dict[str, Any],
-    prompts: list[str],
-    repo: Path,
-    env: dict[str, str],
-    extra_args: list[str] | None = None,
-) -> list[float | None]:
-    """One Claude Code session; the `time_to_request_ms` of each prompt (None: not reported)."""
-    base = [claude, "-p", "--strict-mcp-config", "--settings", json.dumps(settings)]
-    base += extra_args or []
-    if len(prompts) == 1:
-        done = subprocess.run(
-            [*base, "--output-format", "json", prompts[0]],
-            cwd=repo,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=300,
-            check=False,
-        )
-        result = json.loads(done.stdout)
-        return [result.get("time_to_request_ms")]
-    args = [*base, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+@dataclass
+class Session:
+    times: list[float | None]  # time_to_request_ms per turn
+    marker: list[bool]  # per MARKER_TURNS: the marker memory reached the model
+    connected: list[bool]  # per turn: the local-recall MCP server was connected (Claude Code says)
+    cpu: list[float]  # per turn: CPU ms from prompt sent to answer (session_cpu_ms)
+
+
+def paced_session(
+    claude: str, config: Config, prompts: list[str], env: dict[str, str], api: Api
+) -> Session:
+    repo = config.setup.repo
+    args = [claude, "-p", "--input-format", "stream-json", "--output-format", "stream-json"]
     process = subprocess.Popen(
-        args, cwd=repo, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        [*args, "--verbose", *config.args],
+        cwd=repo,
+        env={**env, **config.env},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     assert process.stdin is not None and process.stdout is not None
-    times: list[float | None] = []
+    results: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+    def read(stream: Any) -> None:
+        for line in stream:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("type") == "result" or event.get("subtype") == "init":
+                results.put(event)
+        results.put(None)
+
+    reader = threading.Thread(target=read, args=(process.stdout,), daemon=True)
+    reader.start()
+    session = Session([], [], [], [])
+    daemon_pid = daemon_pid_of(repo)
     try:
-        for prompt in prompts:
+        time.sleep(FIRST_PROMPT_DELAY)
+        for turn, prompt in enumerate(prompts, 1):
+            sent = time.monotonic()
+            cpu_before = session_cpu_ms(process.pid, daemon_pid)
             process.stdin.write(user_message(prompt))
             process.stdin.flush()
-            for line in process.stdout:
-                event = json.loads(line)
-                if event.get("type") == "result":
-                    times.append(event.get("time_to_request_ms"))
-                    break
-            else:
+            connected = False
+            while (event := results.get(timeout=300)) is not None and event["type"] != "result":
+                servers = event.get("mcp_servers") or []  # the turn's `system` `init` event
+                connected = any(
+                    s.get("status") == "connected" and "local-recall" in str(s.get("name"))
+                    for s in servers
+                )
+            if event is None:
                 raise SystemExit(f"claude ended early (exit {process.wait()})")
+            session.times.append(event.get("time_to_request_ms"))
+            session.connected.append(connected)
+            session.cpu.append(session_cpu_ms(process.pid, daemon_pid) - cpu_before)
+            if turn in MARKER_TURNS:
+                session.marker.append(any(hit for _, hit in api.since(sent)))
+            time.sleep(NEXT_PROMPT_DELAY)
         process.stdin.close()
         process.wait(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    return times
+    return session
 
 
-MCP_STANDIN = """
-import sys
-from mcp.server.mcpserver import MCPServer
-OUTPUT = open(sys.argv[1], encoding="utf-8").read()
-server = MCPServer(name="standin")
+@dataclass
+class Single:
+    time_to_request_ms: float | None
+    startup_ms: float | None  # spawn -> model request, minus time_to_request_ms
+    marker: bool
 
 
-@server.tool()
-def prompt_context(prompt: str = "") -> str:
-    \"\"\"The canned hook output.\"\"\"
-    return OUTPUT
-
-
-server.run()
-"""
-
-
-def diagnostic_configs(
-    repo: Path, launcher: list[str], env: dict[str, str], work: Path
-) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]], list[Any]]:
-    """The --diagnose configurations, extra claude arguments per configuration, and the
-    servers to close afterwards."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    from hook_latency import stand_in_repo
-
-    from local_recall.daemon.query_client import ask, daemon_sockets, socket_paths
-    from local_recall.daemon.query_server import QueryServer
-
-    request = {"op": "search", "query": PROMPTS[0], "limit": 10, "min_score": 0.35}
-    canned = ask(daemon_sockets(repo, repo / "local-recall" / "state", env), request, 30) or {}
-    other = stand_in_repo(repo)
-    stand_in = QueryServer(
-        socket_paths(other.resolve(), env),
-        lambda _request: canned,
-        pointer=other / "local-recall" / "state" / "daemon.socket",
+def single_run(claude: str, config: Config, env: dict[str, str], api: Api) -> Single:
+    repo = config.setup.repo
+    started = time.monotonic()
+    done = subprocess.run(
+        [claude, "-p", "--output-format", "json", *config.args, MARKER_PROMPT],
+        cwd=repo,
+        env={**env, **config.env},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=300,
+        check=False,
     )
-    stand_in.start()
-    hook = [*launcher, "hook", "user-prompt-submit"]
-    stdin = json.dumps({"session_id": "d", "cwd": str(repo), "prompt": PROMPTS[0]}).encode()
-    output = subprocess.run(
-        hook, input=stdin, capture_output=True, cwd=repo, env=env, check=False
-    ).stdout
-    (work / "canned.json").write_bytes(output)
-
-    class Answer(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length") or 0))
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(output)))
-            self.end_headers()
-            self.wfile.write(output)
-
-    http = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    threading.Thread(target=http.serve_forever, daemon=True).start()
-    (work / "mcp_standin.py").write_text(MCP_STANDIN, encoding="utf-8")
-    mcp = {
-        "mcpServers": {
-            "standin": {
-                "type": "stdio",
-                "command": sys.executable,
-                "args": [str(work / "mcp_standin.py"), str(work / "canned.json")],
-            }
-        }
-    }
-    python = sys.executable
-
-    def ups(handler: dict[str, Any]) -> dict[str, Any]:
-        return {"hooks": {"UserPromptSubmit": [{"hooks": [{"timeout": 10, **handler}]}]}}
-
-    configs = {
-        "py-pass": ups({"type": "command", "command": f"{python} -c pass"}),
-        "py-S-pass": ups({"type": "command", "command": f"{python} -S -c pass"}),
-        "lr-standin": ups(
-            {"type": "command", "command": f"LOCAL_RECALL_ROOT={other} {' '.join(hook)}"}
-        ),
-        "http-standin": ups(
-            {"type": "http", "url": f"http://127.0.0.1:{http.server_address[1]}/hook"}
-        ),
-        "mcp-standin": ups(
-            {
-                "type": "mcp_tool",
-                "server": "standin",
-                "tool": "prompt_context",
-                "input": {"prompt": "${prompt}"},
-            }
-        ),
-    }
-    extra_args = {"mcp-standin": ["--mcp-config", json.dumps(mcp)]}
-    return configs, extra_args, [stand_in.close, http.shutdown]
+    try:
+        ttr = json.loads(done.stdout).get("time_to_request_ms")
+    except ValueError:
+        ttr = None
+    arrivals = api.since(started)
+    startup = None
+    if arrivals and isinstance(ttr, int | float):
+        startup = (arrivals[0][0] - started) * 1000 - ttr
+    return Single(ttr, startup, any(hit for _, hit in arrivals))
 
 
-def load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"{one:.1f}/{five:.1f}"
+def daemon_pid_of(repo: Path) -> int | None:
+    try:
+        pid = json.loads((repo / "local-recall" / "state" / "daemon.json").read_text())["pid"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return pid if isinstance(pid, int) else None
+
+
+# --- the search ---------------------------------------------------------------------------------
+
+
+def search_times(repo: Path, env: dict[str, str], runs: int) -> list[float]:
+    """The daemon's answer to the prompt hook's own request (socket round trip included), ms."""
+    from local_recall.context.prompt import PromptAsk, prompt_query
+    from local_recall.daemon.query_client import ask, daemon_sockets
+    from local_recall.hooks.settings import read_hook_settings
+    from local_recall.repo.layout import Layout
+    from local_recall.search.query_intent import has_nothing_to_look_up
+
+    settings = read_hook_settings(Layout(repo), env)
+    sockets = daemon_sockets(repo, repo / "local-recall" / "state", env)
+    queries = [q for q in map(prompt_query, SESSION_PROMPTS) if q and not has_nothing_to_look_up(q)]
+    seen: list[float] = []
+    for round_ in range(runs + 1):
+        for query in queries:
+            request = PromptAsk(query, settings.search_limit, settings.prompt_min_score)
+            started = time.perf_counter()
+            reply = ask(sockets, request.to_request(), 10.0)
+            if reply is None or reply.get("ok") is not True:
+                raise SystemExit(f"the daemon did not answer a search: {reply}")
+            if round_:
+                seen.append((time.perf_counter() - started) * 1000)
+    return seen
+
+
+# --- figures ------------------------------------------------------------------------------------
+
+
+def load() -> float:
+    return os.getloadavg()[0]
+
+
+def p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def med(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def signed(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.0f} ms"
+
+
+def machine() -> str:
+    cpu = platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+
+
+@dataclass
+class Figures:
+    turns: list[float] = field(default_factory=list)  # turns 2.. of every session
+    connected: list[bool] = field(default_factory=list)  # per entry of `turns`: MCP server up
+    cpu: list[float] = field(default_factory=list)  # per entry of `turns`: CPU ms (all processes)
+    first: list[float] = field(default_factory=list)  # turn 1
+    single: list[float] = field(default_factory=list)  # `claude -p` time_to_request_ms
+    startup: list[float] = field(default_factory=list)
+    marker_sessions: list[bool] = field(default_factory=list)
+    marker_single: list[bool] = field(default_factory=list)
+    missing: int = 0
+    loads: list[float] = field(default_factory=list)
+
+
+def report(figures: dict[str, Figures], version: str, memories: int, search: list[float]) -> str:
+    base = figures["none"]
+    floor = med(base.turns)
+    lines = [
+        f"Claude Code {version}; {memories:,} memories + the marker; {machine()}; "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC.",
+        "",
+        "| configuration | per prompt, turns 2.. (p50) | added | added, MCP server connected "
+        "| first prompt (turn 1) added | `claude -p` first prompt added | start-up added "
+        "| CPU per prompt added | marker reached the model | load (1 min) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, got in figures.items():
+        turns = med(got.turns)
+        rel = None if turns is None or floor is None else turns - floor
+        first = _delta(got.first, base.first)
+        single = _delta(got.single, base.single)
+        startup = _delta(got.startup, base.startup)
+        marker = got.marker_sessions + got.marker_single
+        loads = f"{min(got.loads):.1f}–{max(got.loads):.1f}" if got.loads else "—"
+        shown = "—" if turns is None else f"{turns:.0f} ms"
+        up = [t for t, on in zip(got.turns, got.connected, strict=True) if on]
+        rel_up = None if not up or floor is None else statistics.median(up) - floor
+        lines.append(
+            f"| {name} | {shown} (n={len(got.turns)}) | **{signed(rel)}** "
+            f"| {signed(rel_up)} (n={len(up)}) | {signed(first)} | {signed(single)} "
+            f"| {signed(startup)} | {signed(_delta(got.cpu, base.cpu))} "
+            f"| {sum(marker)}/{len(marker)} | {loads} |"
+        )
+    if search:
+        lines += [
+            "",
+            f"Search (the daemon's answer to the prompt hook's request, socket round trip "
+            f"included, {len(search)} requests): p50 {p(search, 0.5):.1f} ms, "
+            f"p95 {p(search, 0.95):.1f} ms.",
+        ]
+    missing = sum(f.missing for f in figures.values())
+    if missing:
+        lines.append(f"Turns without time_to_request_ms: {missing}.")
+    return "\n".join(lines)
+
+
+def _delta(values: list[float], base: list[float]) -> float | None:
+    got, floor = med(values), med(base)
+    return None if got is None or floor is None else got - floor
+
+
+# --- main ---------------------------------------------------------------------------------------
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--claude", required=True, help="the Claude Code CLI binary")
+    parser.add_argument(
+        "--claude",
+        default=os.environ.get("LOCAL_RECALL_CLAUDE_BIN") or str(DEFAULT_CLAUDE),
+        help="the Claude Code CLI binary (default: $LOCAL_RECALL_CLAUDE_BIN, else the e2e one)",
+    )
     parser.add_argument("--memories", type=int, default=5000)
-    parser.add_argument("--sessions", type=int, default=8, help="rounds (sessions per config)")
-    parser.add_argument("--turns", type=int, default=4, help="prompts per session")
+    parser.add_argument("--sessions", type=int, default=2, help="paced sessions per config")
+    parser.add_argument("--turns", type=int, default=len(SESSION_PROMPTS))
+    parser.add_argument("--single", type=int, default=6, help="single `claude -p` per config")
+    parser.add_argument("--configs", default="none,true,local-recall")
+    parser.add_argument("--candidates", action="store_true", help="add issue 21's candidates")
+    parser.add_argument("--search-runs", type=int, default=5, help="rounds of the search timing")
     parser.add_argument("--repo", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None, help="write every sample here")
     parser.add_argument(
         "--launcher",
         default=str(Path(sys.executable).absolute().parent / "local-recall"),
         help="the local-recall command (default: the console script of this interpreter's venv)",
     )
-    parser.add_argument("--diagnose", action="store_true", help="add the diagnostic configs")
+    parser.add_argument(
+        "--baseline-launcher",
+        default=None,
+        help="another checkout's local-recall (e.g. main's): adds its init's settings as "
+        "configuration `baseline`, in a copy of the repository with its own daemon",
+    )
     args = parser.parse_args()
-    warm_prompts = args.sessions * (args.turns - 1 if args.turns > 1 else 1)
-    if warm_prompts < 20:
-        parser.error("need at least 20 measured prompts per configuration (sessions × turns)")
+    if not 2 <= args.turns <= len(SESSION_PROMPTS):
+        parser.error(f"--turns must be 2..{len(SESSION_PROMPTS)}")
+    if not Path(args.claude).exists():
+        parser.error(f"no Claude Code CLI at {args.claude}")
     repo: Path = (args.repo or Path(f"/tmp/local-recall-bench-prompt-{args.memories}")).absolute()
-    launcher = [args.launcher]
-    # An install compiles the package's bytecode; a checkout run with PYTHONDONTWRITEBYTECODE
-    # would otherwise compile the hook's modules again on every prompt.
-    import local_recall
-
-    compileall.compile_dir(str(Path(local_recall.__file__).parent), quiet=1)
-    base_env = clean_env()
-    prepare_repo(repo, args.memories, launcher, base_env)
-    installed = hook_settings(launcher, repo, base_env)
-    configs: dict[str, dict[str, Any]] = {
-        "none": {},
-        "true": {
-            "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "true"}]}]}
-        },
-        "local-recall": installed,
-    }
-
-    from tests.claude_cli import offline_env
-    from tests.fake_anthropic import FakeAnthropic, default_responder
-
+    env0 = clean_env()
+    setups = [Setup("branch", [args.launcher], repo)]
+    # Installs compile the package's bytecode; a checkout run with PYTHONDONTWRITEBYTECODE would
+    # otherwise compile the hook's modules again on every prompt.
+    compile_package(args.launcher, env0)
+    prepare_repo(repo, args.memories, setups[0].launcher, env0)
+    setups[0].read_installed()
+    if args.baseline_launcher:
+        compile_package(args.baseline_launcher, env0)
+        setups.append(prepare_baseline(repo, [args.baseline_launcher], env0))
+    configs = base_configs(setups[0])
+    configs = {name: configs[name] for name in args.configs.split(",") if name in configs}
+    if "none" not in configs:
+        parser.error("--configs must include none (the floor every figure is relative to)")
+    if args.baseline_launcher:
+        configs["baseline"] = Config("baseline", setups[1])
     home = repo.parent / f"{repo.name}-home"
     shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
-    extra_args: dict[str, list[str]] = {}
-    closers: list[Any] = []
-    print(lr(launcher, repo, base_env, "daemon", "start").strip(), flush=True)
     try:
-        wait_until_ready(repo, deadline=900)
-        if args.diagnose:
-            more, extra_args, closers = diagnostic_configs(repo, launcher, base_env, home)
-            configs.update(more)
-        samples: dict[str, list[float]] = {name: [] for name in configs}
-        first: dict[str, list[float]] = {name: [] for name in configs}
-        missing = 0
-        with FakeAnthropic(default_responder(text="OK")) as api:
-            env = offline_env(home, api.url, extra={"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1"})
-            names = list(configs)
-            loads = [load()]
-            for round_ in range(args.sessions + 1):  # round 0 warms caches, unmeasured
-                shift = round_ % len(names)
-                for name in names[shift:] + names[:shift]:
-                    prompts = [
-                        PROMPTS[(round_ * args.turns + i) % len(PROMPTS)] for i in range(args.turns)
-                    ]
-                    times = run_session(
-                        args.claude, configs[name], prompts, repo, env, extra_args.get(name)
-                    )
-                    if round_ == 0:
-                        continue
-                    missing += sum(t is None for t in times)
-                    got = [float(t) for t in times if t is not None]
-                    if args.turns == 1:
-                        samples[name].extend(got)
-                    else:
-                        first[name].extend(got[:1])
-                        samples[name].extend(got[1:])
-                loads.append(load())
-            injected = sum(
-                "<local-recall-context>" in json.dumps(r.body) for r in api.message_requests()
+        for setup in setups:
+            start_daemon(setup, env0)
+        if args.candidates:
+            from prompt_latency_candidates import candidate_configs
+
+            configs.update(candidate_configs(setups[0]))
+        search = search_times(repo, env0, args.search_runs)
+        figures = {name: Figures() for name in configs}
+        api = Api()
+        with api.server:
+            from tests.claude_cli import offline_env
+
+            env = offline_env(
+                home, api.server.url, extra={"LOCAL_RECALL_EXTRACTION_ENABLED": "false"}
             )
-        status = json.loads((repo / "local-recall" / "state" / "daemon.json").read_text())
+            for key in ("MCP_CONNECTION_NONBLOCKING", "MCP_CONNECT_TIMEOUT_MS"):
+                env.pop(key)  # Claude Code's default: MCP servers connect in the background
+            run_rounds(args, configs, figures, env, api)
     finally:
-        for close in closers:
-            close()
-        lr(launcher, repo, base_env, "daemon", "stop")
+        for setup in setups:
+            write_project(setup.repo, setup.settings, setup.mcp)
+            lr(setup.launcher, setup.repo, env0, "daemon", "stop")
     version = subprocess.run(
         [args.claude, "--version"], capture_output=True, text=True, check=False
     ).stdout.split()[0]
-    med = {name: statistics.median(v) for name, v in samples.items()}
-    label = "warm-session prompts (turns 2..)" if args.turns > 1 else "prompts (one per process)"
-    for name, values in samples.items():
-        if not values:
-            print(f"{name:>13}: no time_to_request_ms reported")
-            continue
-        extra = ""
-        if first[name]:
-            extra = f"; first prompt of a session p50 {statistics.median(first[name]):.0f} ms"
-        print(
-            f"{name:>13}: {label} p50 {med[name]:.0f} ms, min {min(values):.0f}, "
-            f"max {max(values):.0f} (n={len(values)}){extra}"
+    text = report(figures, version, args.memories, search)
+    print(text)
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {"figures": {k: asdict(v) for k, v in figures.items()}, "search_ms": search},
+                indent=1,
+            )
         )
-    print(
-        f"model requests carrying local-recall context: {injected}; prompts without "
-        f"time_to_request_ms: {missing}; daemon counts: {status.get('counts')}; "
-        f"load (1/5 min) per round: {' '.join(loads)}"
-    )
-    print(
-        "| claude | memories | prompts/config | none p50 | true − none | local-recall − none "
-        "| local-recall − true | load 1 min |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    print(
-        f"| {version} | {args.memories:,} | {len(samples['none'])} | {med['none']:.0f} ms "
-        f"| {med['true'] - med['none']:+.0f} ms | {med['local-recall'] - med['none']:+.0f} ms "
-        f"| **{med['local-recall'] - med['true']:+.0f} ms** | {loads[0]}–{loads[-1]} |"
-    )
     return 0
+
+
+def compile_package(launcher: str, env: dict[str, str]) -> None:
+    """Compile the bytecode of the local_recall that `launcher`'s interpreter imports."""
+    python = Path(launcher).parent / "python"
+    code = (
+        "import compileall, local_recall, os; "
+        "compileall.compile_dir(os.path.dirname(local_recall.__file__), quiet=1)"
+    )
+    subprocess.run([str(python), "-c", code], env=env, check=True)
+
+
+def start_daemon(setup: Setup, env: dict[str, str]) -> None:
+    # `daemon start` may give up waiting on a loaded machine; the daemon still comes up
+    started = subprocess.run(
+        [*setup.launcher, "daemon", "start"],
+        cwd=setup.repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    print(f"{setup.name}: {(started.stdout + started.stderr).strip()}", flush=True)
+    wait_until_ready(setup.repo)
+
+
+def run_rounds(
+    args: argparse.Namespace,
+    configs: dict[str, Config],
+    figures: dict[str, Figures],
+    env: dict[str, str],
+    api: Api,
+) -> None:
+    names = list(configs)
+    prompts = list(SESSION_PROMPTS[: args.turns])
+    # round 0 warms caches (the OS's, Claude Code's, the daemon's) and is not counted
+    for round_ in range(args.sessions + 1):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            config, got = configs[name], figures[name]
+            config.write()
+            before = load()
+            session = paced_session(args.claude, config, prompts, env, api)
+            first_up = session.connected.index(True) + 1 if any(session.connected) else "-"
+            print(
+                f"session {round_} {name}: {session.times} cpu "
+                f"{[round(c) for c in session.cpu]} marker {session.marker} "
+                f"MCP connected from turn {first_up}",
+                flush=True,
+            )
+            if round_ == 0:
+                continue
+            got.loads += [before, load()]
+            got.missing += sum(t is None for t in session.times)
+            if session.times[0] is not None:
+                got.first.append(float(session.times[0]))
+            for t, on, spent in zip(
+                session.times[1:], session.connected[1:], session.cpu[1:], strict=True
+            ):
+                if t is not None:
+                    got.turns.append(float(t))
+                    got.connected.append(on)
+                    got.cpu.append(spent)
+            got.marker_sessions += session.marker
+    for round_ in range(args.single):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            config, got = configs[name], figures[name]
+            config.write()
+            before = load()
+            single = single_run(args.claude, config, env, api)
+            print(f"single {round_} {name}: {single}", flush=True)
+            got.loads += [before, load()]
+            if single.time_to_request_ms is not None:
+                got.single.append(float(single.time_to_request_ms))
+            if single.startup_ms is not None:
+                got.startup.append(single.startup_ms)
+            got.marker_single.append(single.marker)
 
 
 if __name__ == "__main__":

@@ -122,6 +122,7 @@ PURE = frozenset(
         "context.session",
         "claude_code.hooks.payload",
         "claude_code.install.plan",
+        "claude_code.hooks.guard",
         "memory.model",
         "memory.life",
         "search.text_terms",

@@ -242,6 +242,8 @@ def doctor(app: AppContext, as_json: bool) -> None:
 @pass_app
 def mcp(app: AppContext) -> None:
     """Run the MCP server on stdin/stdout (Claude Code starts it; see docs/mcp.md)."""
+    from local_recall.claude_code.hooks.mcp_tool import PromptHook
     from local_recall.mcp_server.server import serve
 
-    serve(app.settings)
+    # Claude Code's `mcp_tool` prompt handler calls the hidden tool this hook answers
+    serve(app.settings, PromptHook(app.settings))

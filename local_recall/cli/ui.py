@@ -63,7 +63,8 @@ def ui(app: AppContext, no_browser: bool, wait_seconds: float) -> None:
 
 def _launcher(sockets: list[Path], root: Path, base: str, token: str) -> Path:
     """The token's page, in the daemon socket's private folder."""
-    from local_recall.daemon.query_client import is_private_dir, socket_name
+    from local_recall.daemon.query_client import socket_name
+    from local_recall.repo.files import is_private_dir
     from local_recall.web.launcher import write_launcher
 
     for socket in sockets:

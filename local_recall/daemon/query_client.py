@@ -25,13 +25,12 @@ from __future__ import annotations
 import json
 import os
 import socket
-import stat
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from local_recall.repo.files import read_text_nofollow
+from local_recall.repo.files import is_private_dir, read_text_nofollow
 
 SUN_PATH_MAX = 107  # bytes, without the terminating NUL
 MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -87,16 +86,6 @@ def daemon_sockets(root: Path, state_dir: Path, environ: Mapping[str, str]) -> l
     no hashing), else the candidate paths (a daemon that could not write state/)."""
     pointed = read_pointer(state_dir)
     return [pointed] if pointed is not None else socket_paths(root, environ)
-
-
-def is_private_dir(directory: Path, uid: int | None = None) -> bool:
-    """A real directory (not a symlink) owned by `uid` that nobody else can write or list."""
-    try:
-        info = os.lstat(directory)
-    except OSError:
-        return False
-    owner = os.getuid() if uid is None else uid
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == owner and not info.st_mode & 0o077
 
 
 def ask(paths: list[Path], message: Mapping[str, Any], timeout: float) -> Reply | None:

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from local_recall.daemon.backoff import AcceptBackoff
-from local_recall.daemon.query_client import Reply, is_private_dir, socket_paths
+from local_recall.daemon.query_client import Reply, socket_paths
 from local_recall.errors import RecallError, StorageError
-from local_recall.repo.files import read_text_nofollow, write_text_atomic
+from local_recall.repo.files import is_private_dir, read_text_nofollow, write_text_atomic
 
 log = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ agent's adapter catches everything, logs it and exits 0 (fail open).
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
 # ForwardRefs, compiling each one at import (~0.25 ms a field) on every prompt.
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from local_recall.context.notes import notes_from_json
+from local_recall.context.notes import Note, notes_from_json
 from local_recall.context.prompt import PromptAsk, prompt_context, prompt_query
 from local_recall.daemon.query_client import ask, daemon_sockets
 from local_recall.hooks.settings import HookSettings
@@ -54,7 +54,13 @@ class HookRun(NamedTuple):
         return self.settings.query_timeout_ms / 1000
 
 
-def answer_prompt(run: HookRun, prompt: str) -> str:
+# What a hook does when no daemon answers: search in its own process. A hook process builds a
+# ContextService for that one prompt (context_in_process); a long-lived one (the MCP server's
+# prompt tool) keeps a warm one.
+InProcess = Callable[[HookRun, PromptAsk], list[Note]]
+
+
+def answer_prompt(run: HookRun, prompt: str, in_process: InProcess | None = None) -> str:
     """The memories that bear on `prompt`, within the prompt budget; "" for none."""
     query = prompt_query(prompt)
     if query is None or run.settings.prompt_tokens <= 0:
@@ -70,7 +76,10 @@ def answer_prompt(run: HookRun, prompt: str) -> str:
     if reply is None:
         log(run.layout, run.agent, "INFO", "no daemon answered; searching in-process")
         _start_daemon(run)  # so that the next prompt finds one
-        notes = context_in_process(run).prompt_notes(wanted)
+        if in_process is None:
+            notes = context_in_process(run).prompt_notes(wanted)
+        else:
+            notes = in_process(run, wanted)
     elif reply.get("ok") is not True:
         log(run.layout, run.agent, "WARNING", f"daemon search failed: {reply.get('error')}")
         return ""

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import signal
 import sys
-import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -25,6 +26,7 @@ from pydantic import Field
 
 from local_recall import __version__
 from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
+from local_recall.mcp_server.lazy import LazyRecall
 from local_recall.mcp_server.shapes import (
     MAX_ANCHOR_CHARS,
     Anchor,
@@ -60,6 +62,17 @@ MAX_RECENT = 50  # recent_memories rows (search hits: search.limits.MAX_LIMIT)
 MAX_IDS = 50
 MAX_TIMELINE_SIDE = 20
 MAX_SUMMARIES = 20
+# The hidden tool a prompt hook calls (`build_server(prompt_hook=…)`): never listed to the model.
+PROMPT_HOOK_TOOL = "user_prompt_submit"
+
+
+class PromptAnswerer(Protocol):
+    """What answers the hidden prompt tool (claude_code/hooks/mcp_tool.py's PromptHook)."""
+
+    def answer(self, prompt: str, prompt_id: str = "") -> str: ...
+
+    def close(self) -> None: ...
+
 
 INSTRUCTIONS = """\
 local-recall is this repository's memory: notes earlier sessions saved (decisions and why, root \
@@ -100,49 +113,10 @@ def _as_tool_errors(tool: str) -> Iterator[None]:
         ) from None
 
 
-class LazyRecall:
-    """Opens `Recall` on first use and warms the index in a background thread, so neither
-    delays the MCP handshake. Tool calls run in worker threads: the open is guarded by a lock,
-    and index work (search, sync) is serialised by another."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._recall: Recall | None = None
-        self._open_lock = threading.Lock()
-        self.index_lock = threading.Lock()
-        self._warm_up: threading.Thread | None = None
-
-    def get(self) -> Recall:
-        with self._open_lock:
-            if self._recall is None:
-                from local_recall.logs import log_to_repo
-                from local_recall.recall import Recall
-
-                self._recall = Recall.open(settings=self.settings)
-                log_to_repo(self._recall)
-            return self._recall
-
-    def start_warm_up(self) -> None:
-        with self._open_lock:
-            if self._warm_up is not None:
-                return
-            self._warm_up = threading.Thread(
-                target=self._warm, name="local-recall-warm-up", daemon=True
-            )
-        self._warm_up.start()
-
-    def _warm(self) -> None:
-        try:
-            recall = self.get()
-            with self.index_lock:
-                report = recall.sync_index()
-            log.info("MCP warm-up: index ready (%s)", report)
-        except Exception:  # warm-up is an optimisation: a failure shows again at the first call
-            log.warning("MCP warm-up failed", exc_info=True)
-
-
 class _RecallServer(MCPServer[Any]):
-    """Starts the warm-up once a client has listed the tools (i.e. after the handshake)."""
+    """Starts the warm-up once a client has listed the tools (i.e. after the handshake), and
+    lists every tool but the prompt hook's: Claude Code's hook calls it by name, the model never
+    sees it (no tokens spent on it, nothing for the model to call)."""
 
     def __init__(self, lazy: LazyRecall, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -151,7 +125,7 @@ class _RecallServer(MCPServer[Any]):
     async def list_tools(self) -> Any:
         tools = await super().list_tools()
         self._lazy.start_warm_up()
-        return tools
+        return [tool for tool in tools if tool.name != PROMPT_HOOK_TOOL]
 
 
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -380,7 +354,9 @@ def _any_memory(recall: Recall, memory_id: str) -> Memory:
         raise
 
 
-def build_server(settings: Settings) -> MCPServer[Any]:
+def build_server(settings: Settings, prompt_hook: PromptAnswerer | None = None) -> MCPServer[Any]:
+    """The server and its tools; with `prompt_hook`, also the hidden tool an agent's hook
+    calls on every prompt (Claude Code's `mcp_tool` handler: claude_code/hooks/mcp_tool.py)."""
     lazy = LazyRecall(settings)
     server = _RecallServer(
         lazy, name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
@@ -397,12 +373,34 @@ def build_server(settings: Settings) -> MCPServer[Any]:
     ):
         description = " ".join((method.__doc__ or "").split())  # one paragraph for the model
         server.add_tool(method, title=title, description=description, annotations=hints)
+    if prompt_hook is not None:
+        hook = prompt_hook
+
+        def user_prompt_submit(prompt: str = "", prompt_id: str = "") -> str:
+            """UserPromptSubmit, answered by this warm process: the hook's output."""
+            return hook.answer(prompt, prompt_id)
+
+        server.add_tool(user_prompt_submit, name=PROMPT_HOOK_TOOL, annotations=_READ)
     return server
 
 
-def serve(settings: Settings) -> None:
+def serve(settings: Settings, prompt_hook: PromptAnswerer | None = None) -> None:
     """Run the server on stdin/stdout until the client closes the connection."""
-    server = build_server(settings)
+    server = build_server(settings, prompt_hook)
     # The SDK reads sys.stdin's buffer when it is not fd 0 itself: every request is answered
     sys.stdin = answerable_stdin()
-    server.run("stdio")
+    if prompt_hook is None:
+        server.run("stdio")
+        return
+    hook = prompt_hook
+
+    def terminated(signum: int, _frame: object) -> None:
+        hook.close()  # Claude Code ends its servers with SIGTERM: the marker goes first
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        server.run("stdio")
+    finally:
+        hook.close()  # from now on the command handler answers the prompts

@@ -40,6 +40,16 @@ def is_real_dir(path: Path) -> bool:
     return not through_symlink(path) and os.path.isdir(path)
 
 
+def is_private_dir(directory: Path, uid: int | None = None) -> bool:
+    """A real directory (not a symlink) owned by `uid` that nobody else can write or list."""
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return False
+    owner = os.getuid() if uid is None else uid
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == owner and not info.st_mode & 0o077
+
+
 def _refused(path: Path, why: str) -> OSError:
     return OSError(errno.ELOOP, f"{why}; not followed", str(path))
 

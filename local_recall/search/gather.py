@@ -7,8 +7,9 @@ the `Gathered` value says which signals ran and why any were missing.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from local_recall.errors import EmbedderUnavailable
@@ -16,7 +17,7 @@ from local_recall.memory.model import Memory
 from local_recall.search.embedders import Embedder, embedder_fingerprint
 from local_recall.search.fuzzy import FuzzyMatcher
 from local_recall.search.index.candidates import IndexQuery, from_index
-from local_recall.search.index.queries import text_search
+from local_recall.search.index.queries import Candidate, text_search
 from local_recall.search.index.rows import MemoryIndex
 from local_recall.search.query import SearchQuery
 from local_recall.search.relevance_inputs import Gathered, RelevanceInputs
@@ -28,6 +29,10 @@ from local_recall.search.scoring import (
     gather_signals,
     ran_signals,
 )
+
+# Up to this many stored vectors (~20k for 5k memories), vector candidates come exactly from the
+# vector cache: a matrix product beats LanceDB's per-query overhead. Above, the ANN index answers.
+EXACT_NEAREST_MAX_ROWS = 60_000
 
 
 class SignalGatherer:
@@ -114,8 +119,7 @@ class SignalGatherer:
         if (use_vector or use_text) and present:
             found = None
             if self.index_ok:
-                found = from_index(
-                    self.index,
+                found = self._from_index(
                     query_vector,
                     terms if use_text else None,
                     text_future,
@@ -150,6 +154,27 @@ class SignalGatherer:
             terms=len(terms),
         )
         return Gathered(signals, ran, reason)
+
+    def _from_index(
+        self,
+        query_vector: Any,
+        terms: list[str] | None,
+        text_future: Future[list[Candidate]] | None,
+        ask: IndexQuery,
+        *,
+        rebuild: Callable[[], bool] | None,
+    ) -> tuple[dict[str, float], dict[str, float]] | None:
+        """The index's (vector, text) candidates. The vector ones come exactly from the vector
+        cache where that is cheaper (up to EXACT_NEAREST_MAX_ROWS vectors, no date filter)."""
+        exact = None
+        if query_vector is not None and ask.since is None and ask.until is None:
+            with contextlib.suppress(EmbedderUnavailable):
+                cache = self.relevance.vectors(embedder_fingerprint(self.embedder))
+                if cache is not None and 0 < len(cache.keys) <= EXACT_NEAREST_MAX_ROWS:
+                    exact = cache.nearest(query_vector, ask.depth, kind=ask.kind)
+        vector = query_vector if exact is None else None
+        found = from_index(self.index, vector, terms, text_future, ask, rebuild=rebuild)
+        return found if found is None or exact is None else (exact, found[1])
 
     def from_files(
         self,

@@ -57,6 +57,7 @@ class VectorCache:
     matrix: Matrix  # (rows, dim), memory-mapped read-only
     embedder: str
     _rows: dict[str, list[int]] | None = field(default=None, repr=False)
+    _kinds: dict[str, npt.NDArray[np.bool_]] | None = field(default=None, repr=False)
 
     def best_cosines(self, query: Matrix) -> dict[str, float]:
         """Every memory's best cosine with the (L2-normalised) query vector."""
@@ -66,6 +67,43 @@ class VectorCache:
             if value > best.get(key, -2.0):
                 best[key] = value
         return best
+
+    def nearest(self, query: Matrix, limit: int, *, kind: str | None = None) -> dict[str, float]:
+        """The `limit` memories (of `kind`, if given) with the best cosine, exact: one matrix
+        product and a partial sort (~3 ms of CPU for 20k rows), where an ANN query costs several
+        ms of LanceDB per table. The rows of the best memories are among the best rows: enough
+        of those are taken to hold `limit` distinct memories."""
+        # einsum: numpy's own loop, one thread. BLAS would spread this memory-bound product
+        # over threads that, on cores shared with the agent and its builds, wait more than they
+        # work (2.5x the wall time measured under load).
+        scores = np.einsum("ij,j->i", self.matrix, query.astype(np.float32))
+        if kind is not None:
+            scores = np.where(self._of_kind(kind), scores, -np.inf)
+        rows = len(scores)
+        take = min(rows, max(1, limit) * 4)
+        while True:
+            picked = np.argpartition(-scores, take - 1)[:take] if take < rows else np.arange(rows)
+            best: dict[str, float] = {}
+            for i, value in zip(picked.tolist(), scores[picked].tolist(), strict=True):
+                key = self.keys[i]
+                if value != -np.inf and value > best.get(key, -2.0):
+                    best[key] = value
+            if len(best) >= limit or take >= rows:
+                break
+            take = min(rows, take * 2)
+        return dict(sorted(best.items(), key=lambda item: -item[1])[:limit])
+
+    def _of_kind(self, kind: str) -> npt.NDArray[np.bool_]:
+        masks = self._kinds
+        if masks is None:
+            masks = self._kinds = {}
+        mask = masks.get(kind)
+        if mask is None:
+            prefix = f"{kind}/"
+            mask = masks[kind] = np.fromiter(
+                (key.startswith(prefix) for key in self.keys), dtype=bool, count=len(self.keys)
+            )
+        return mask
 
     def cosines_of(self, query: Matrix, keys: Sequence[str]) -> dict[str, float]:
         """The best cosine of the given memories only (a search's candidates): cheap at 100k."""

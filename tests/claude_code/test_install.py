@@ -24,7 +24,9 @@ from local_recall.claude_code.install.apply import (
 from local_recall.claude_code.install.guidance import KEPT, plan_guidance
 from local_recall.claude_code.install.plan import (
     HOOKS,
+    PLUGIN_MCP_SERVER,
     Launcher,
+    hook_program,
     hook_subcommand,
     installed_hooks,
     is_our_mcp_entry,
@@ -53,11 +55,24 @@ from tests.fake_anthropic import (
 LR = Launcher(("/opt/venv/bin/local-recall",))
 
 OTHER_HOOK = {"type": "command", "command": "npx prettier --check", "timeout": 30}
-OUR_PROMPT_HOOK = {
-    "type": "command",
-    "command": "/opt/venv/bin/local-recall hook user-prompt-submit",
-    "timeout": 10,
-}
+# UserPromptSubmit: the command behind the shell guard, and the MCP server's hidden tool
+# (docs/hooks.md#two-handlers-one-answer)
+OUR_PROMPT_HOOKS = [
+    {
+        "type": "command",
+        "command": 'd="${XDG_RUNTIME_DIR:-/tmp}/local-recall-mcp-$PPID"; test -O "$d" && '
+        'test ! -h "$d" && test -e "$d/live" || exec '
+        "/opt/venv/bin/local-recall hook user-prompt-submit",
+        "timeout": 10,
+    },
+    {
+        "type": "mcp_tool",
+        "server": "local-recall",
+        "tool": "user_prompt_submit",
+        "input": {"prompt": "${prompt}", "prompt_id": "${prompt_id}"},
+        "timeout": 10,
+    },
+]
 
 
 def read(path: Path) -> Any:
@@ -163,7 +178,7 @@ def test_install_plan_into_empty_settings_has_one_group_per_event() -> None:
                     ],
                 }
             ],
-            "UserPromptSubmit": [{"hooks": [OUR_PROMPT_HOOK]}],
+            "UserPromptSubmit": [{"hooks": OUR_PROMPT_HOOKS}],
             "SessionEnd": [
                 {
                     "hooks": [
@@ -206,7 +221,7 @@ def test_install_plan_keeps_other_hooks_and_keys_in_place() -> None:
     assert plan["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [OTHER_HOOK]}]
     assert plan["hooks"]["UserPromptSubmit"] == [
         {"hooks": [OTHER_HOOK]},
-        {"hooks": [OUR_PROMPT_HOOK]},
+        {"hooks": OUR_PROMPT_HOOKS},
     ]
     assert existing["hooks"]["UserPromptSubmit"] == [{"hooks": [OTHER_HOOK]}]  # input untouched
 
@@ -222,8 +237,34 @@ def test_install_plan_replaces_our_old_entry_even_inside_a_shared_group() -> Non
     plan = plan_settings_install(existing, LR)
     assert plan["hooks"]["UserPromptSubmit"] == [
         {"hooks": [OTHER_HOOK]},
-        {"hooks": [OUR_PROMPT_HOOK]},
+        {"hooks": OUR_PROMPT_HOOKS},
     ]
+
+
+def test_install_plan_upgrades_the_plain_prompt_command_of_earlier_versions() -> None:
+    earlier = {"type": "command", "command": "/opt/venv/bin/local-recall hook user-prompt-submit"}
+    plan = plan_settings_install({"hooks": {"UserPromptSubmit": [{"hooks": [earlier]}]}}, LR)
+    assert plan["hooks"]["UserPromptSubmit"] == [{"hooks": OUR_PROMPT_HOOKS}]
+
+
+def test_our_prompt_handlers_are_recognised_and_nothing_else() -> None:
+    guarded_command = OUR_PROMPT_HOOKS[0]["command"]
+    assert hook_subcommand(guarded_command) == "user-prompt-submit"
+    assert hook_program(guarded_command) == "/opt/venv/bin/local-recall"
+    assert hook_subcommand("test -e x || exec /bin/rm -rf / hook x") is None
+    plugin_tool = {**OUR_PROMPT_HOOKS[1], "server": "plugin:local-recall:local-recall"}
+    foreign_tool = {**OUR_PROMPT_HOOKS[1], "server": "someone-else"}
+    other_tool = {**OUR_PROMPT_HOOKS[1], "tool": "search_memories"}
+    existing = {
+        "hooks": {
+            "UserPromptSubmit": [
+                {"hooks": [OTHER_HOOK, *OUR_PROMPT_HOOKS, plugin_tool, foreign_tool, other_tool]}
+            ]
+        }
+    }
+    assert plan_settings_uninstall(existing) == {
+        "hooks": {"UserPromptSubmit": [{"hooks": [OTHER_HOOK, foreign_tool, other_tool]}]}
+    }
 
 
 def test_uninstall_plan_removes_exactly_ours() -> None:
@@ -247,6 +288,13 @@ def test_settings_problems_name_what_claude_code_would_reject() -> None:
     ]
     unknown_kind = {"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "check"}]}]}}
     assert settings_problems(unknown_kind) == []
+    tool = {"type": "mcp_tool", "server": "", "tool": 5, "input": []}
+    assert settings_problems({"hooks": {"Stop": [{"hooks": [tool]}]}}) == [
+        "hooks.Stop[0].hooks[0].server must be a non-empty string",
+        "hooks.Stop[0].hooks[0].tool must be a non-empty string",
+        "hooks.Stop[0].hooks[0].input must be an object",
+    ]
+    assert settings_problems(plan_settings_install({}, LR)) == []
 
 
 def test_installed_hooks_lists_our_commands_per_event() -> None:
@@ -254,6 +302,10 @@ def test_installed_hooks_lists_our_commands_per_event() -> None:
     found = installed_hooks(settings)
     assert sorted(found) == sorted(spec.event for spec in HOOKS)
     assert found["SessionEnd"] == ["/opt/venv/bin/local-recall hook session-end"]
+    assert found["UserPromptSubmit"] == [
+        OUR_PROMPT_HOOKS[0]["command"],
+        "mcp_tool local-recall/user_prompt_submit",
+    ]
 
 
 # --- planning .mcp.json ---------------------------------------------------------------------------
@@ -560,7 +612,9 @@ def test_plugin_hooks_and_server_match_what_init_writes() -> None:
     on_path = Launcher(("local-recall",))
     plugin = REPO_ROOT / "hooks"
     hooks = read(plugin / "hooks" / "hooks.json")
-    assert hooks["hooks"] == plan_settings_install({}, on_path)["hooks"]
+    # its server is named plugin:local-recall:local-recall for the mcp_tool handler
+    expected = plan_settings_install({}, on_path, server=PLUGIN_MCP_SERVER)["hooks"]
+    assert hooks["hooks"] == expected
     server = read(plugin / ".mcp.json")["mcpServers"]["local-recall"]
     assert is_our_mcp_entry(server)
     assert "env" not in server  # the root comes from the session's directory

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from local_recall.daemon.query_client import ask, is_private_dir, socket_paths
+from local_recall.daemon.query_client import ask, socket_paths
 from local_recall.daemon.query_server import QueryServer, prepare_socket_dir
 from local_recall.daemon.query_service import parse_search_request
 from local_recall.errors import InvalidInput, StorageError
+from local_recall.repo.files import is_private_dir
 from local_recall.search.limits import MAX_QUERY_CHARS
 from local_recall.search.query import SearchQuery
 

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+from local_recall.claude_code.hooks.guard import marker_dir
+from local_recall.claude_code.hooks.handoff import claim, guard_missed
 from local_recall.claude_code.hooks.payload import (
     MAX_INPUT_BYTES,
     HookInput,
@@ -39,6 +41,11 @@ from local_recall.hooks.process import exit_with, run_with_deadline
 from local_recall.hooks.settings import read_hook_settings
 from local_recall.repo.layout import RECALL_DIRNAME, discover_root, resolve_layout
 
+STARTED = time.time()  # ~ when this hook process started (its first import of us)
+GUARD_MISSED = (
+    "hook user-prompt-submit ran although the MCP server answers this session's prompts: the "
+    "shell guard did not stop it, so every prompt pays a Python start (docs/hooks.md)"
+)
 AGENT = "claude_code"
 EVENTS = {
     "session-start": "SessionStart",
@@ -60,7 +67,15 @@ DEADLINE_SECONDS = {
 
 
 def user_prompt_submit(run: HookRun, payload: HookInput) -> str:
-    return answer_prompt(run, payload.prompt or "")
+    # The MCP server's handler may answer this prompt too (handoff.py); this process was
+    # exec'd by the guard's shell, so its parent is Claude Code.
+    directory = marker_dir(run.environ, os.getppid())
+    if guard_missed(directory, STARTED):
+        log(run.layout, AGENT, "WARNING", GUARD_MISSED)
+    context = answer_prompt(run, payload.prompt or "")
+    if context and not claim(directory, payload.prompt_id or ""):
+        return ""
+    return context
 
 
 def session_start(run: HookRun, payload: HookInput) -> str:

@@ -21,6 +21,7 @@ class HookInput(NamedTuple):
     source: str | None = None
     transcript_path: str | None = None
     session_id: str | None = None
+    prompt_id: str | None = None  # UserPromptSubmit: one id per prompt (handoff.claim)
     truncated: bool = False
     # Which program ran the hook from .claude/settings.json (host_of): "claude", "vscode",
     # "cursor"; Copilot CLI is told by its environment (hooks.py).
@@ -77,6 +78,7 @@ def _hook_input(
         source=field("source"),
         transcript_path=field("transcript_path"),
         session_id=field("session_id") or field("sessionId") or field("conversation_id"),
+        prompt_id=field("prompt_id"),
         truncated=truncated,
         host=host,
     )

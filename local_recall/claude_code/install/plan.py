@@ -12,11 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from local_recall.claude_code.hooks.guard import guarded, unguarded
 from local_recall.errors import InvalidInput
 
 SCOPES = ("project", "local", "user")
 MCP_SERVER_NAME = "local-recall"
+# How Claude Code names the plugin's server (hooks/.mcp.json) for an `mcp_tool` hook.
+PLUGIN_MCP_SERVER = f"plugin:local-recall:{MCP_SERVER_NAME}"
 SCRIPT_NAMES = ("local-recall", "local-recall.exe")
+# The MCP server's hidden tool answering UserPromptSubmit (claude_code/hooks/mcp_tool.py), and
+# the fields of Claude Code's hook input it is given.
+PROMPT_HOOK_TOOL = "user_prompt_submit"
+PROMPT_HOOK_INPUT = {"prompt": "${prompt}", "prompt_id": "${prompt_id}"}
 
 JSONObject = dict[str, Any]
 
@@ -27,11 +34,14 @@ class HookSpec:
     subcommand: str  # `local-recall hook <subcommand>`
     timeout: int  # seconds Claude Code waits before cancelling the hook
     matcher: str | None = None
+    # Also answered by this hidden tool of our MCP server once it is connected; the command
+    # then stands behind the shell guard (hooks/guard.py, docs/hooks.md).
+    mcp_tool: str | None = None
 
 
 HOOKS = (
     HookSpec("SessionStart", "session-start", 15, "startup|resume|clear|compact"),
-    HookSpec("UserPromptSubmit", "user-prompt-submit", 10),
+    HookSpec("UserPromptSubmit", "user-prompt-submit", 10, mcp_tool=PROMPT_HOOK_TOOL),
     HookSpec("SessionEnd", "session-end", 5),
     # asks for the session's summary before compaction; returns at once (hooks/events.py)
     HookSpec("PreCompact", "pre-compact", 5),
@@ -73,9 +83,10 @@ def is_local_recall_argv(argv: Sequence[str]) -> bool:
 
 
 def hook_subcommand(command: str) -> str | None:
-    """`session-start` etc. when `command` runs `<local-recall> hook <subcommand>`, else None."""
+    """`session-start` etc. when `command` runs `<local-recall> hook <subcommand>` (behind
+    the guard or not), else None."""
     try:
-        words = shlex.split(command)
+        words = shlex.split(unguarded(command))
     except ValueError:
         return None
     if len(words) < 3 or words[-2] != "hook" or not is_local_recall_argv(words[:-2]):
@@ -83,12 +94,30 @@ def hook_subcommand(command: str) -> str | None:
     return words[-1]
 
 
+def hook_program(command: str) -> str | None:
+    """The program a hook command of ours starts (the launcher's first word), else None."""
+    if hook_subcommand(command) is None:
+        return None
+    return shlex.split(unguarded(command))[0]
+
+
 def _is_our_hook(entry: object) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    if entry.get("type") == "mcp_tool":
+        return _is_our_mcp_tool(entry)
     return (
-        isinstance(entry, dict)
-        and entry.get("type") == "command"
+        entry.get("type") == "command"
         and isinstance(entry.get("command"), str)
         and hook_subcommand(entry["command"]) is not None
+    )
+
+
+def _is_our_mcp_tool(entry: Mapping[str, Any]) -> bool:
+    """An `mcp_tool` handler calling our hidden tool on our server (init's or the plugin's)."""
+    tools = {spec.mcp_tool for spec in HOOKS if spec.mcp_tool}
+    return entry.get("server") in (MCP_SERVER_NAME, PLUGIN_MCP_SERVER) and entry.get("tool") in (
+        tools
     )
 
 
@@ -105,15 +134,26 @@ def is_our_mcp_entry(entry: object) -> bool:
 # --- building and merging documents (pure) -------------------------------------------------------
 
 
-def hook_group(spec: HookSpec, launcher: Launcher) -> JSONObject:
-    """One matcher group, in the settings schema documented by Claude Code."""
-    hook = {
-        "type": "command",
-        "command": launcher.shell_command("hook", spec.subcommand),
-        "timeout": spec.timeout,
-    }
+def hook_group(spec: HookSpec, launcher: Launcher, server: str = MCP_SERVER_NAME) -> JSONObject:
+    """One matcher group, in the settings schema documented by Claude Code. With an MCP tool:
+    the guarded command and the `mcp_tool` handler side by side (handoff.py)."""
+    command = launcher.shell_command("hook", spec.subcommand)
+    hooks: list[JSONObject] = []
+    if spec.mcp_tool is None:
+        hooks.append({"type": "command", "command": command, "timeout": spec.timeout})
+    else:
+        hooks.append({"type": "command", "command": guarded(command), "timeout": spec.timeout})
+        hooks.append(
+            {
+                "type": "mcp_tool",
+                "server": server,
+                "tool": spec.mcp_tool,
+                "input": dict(PROMPT_HOOK_INPUT),
+                "timeout": spec.timeout,
+            }
+        )
     group: JSONObject = {"matcher": spec.matcher} if spec.matcher is not None else {}
-    group["hooks"] = [hook]
+    group["hooks"] = hooks
     return group
 
 
@@ -140,15 +180,18 @@ def _has_ours(group: Any) -> bool:
     return isinstance(hooks, list) and any(_is_our_hook(h) for h in hooks)
 
 
-def plan_settings_install(document: Mapping[str, Any], launcher: Launcher) -> JSONObject:
+def plan_settings_install(
+    document: Mapping[str, Any], launcher: Launcher, *, server: str = MCP_SERVER_NAME
+) -> JSONObject:
     """`document` with our hook groups: left as they are when already exactly right, else our
     old entries are taken out (wherever they were) and the right groups appended per event.
-    Everything else is kept in place."""
+    Everything else is kept in place. `server`: our MCP server's name for `mcp_tool` handlers
+    (the plugin's is PLUGIN_MCP_SERVER)."""
     new = copy.deepcopy(dict(document))
     hooks = dict(new.get("hooks") or {})
     for spec in HOOKS:
         groups = list(hooks.get(spec.event) or [])
-        wanted = hook_group(spec, launcher)
+        wanted = hook_group(spec, launcher, server)
         if [g for g in groups if _has_ours(g)] == [wanted]:
             continue
         kept = [g for g in map(_group_without_ours, groups) if g is not None]
@@ -224,7 +267,8 @@ def plan_unapprove_mcp(document: Mapping[str, Any]) -> JSONObject:
 
 
 def installed_hooks(document: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Our hook commands per event, as found in a settings document."""
+    """Our hook commands per event, as found in a settings document (an `mcp_tool` handler as
+    `mcp_tool <server>/<tool>`)."""
     found: dict[str, list[str]] = {}
     hooks = document.get("hooks")
     if not isinstance(hooks, dict):
@@ -233,8 +277,13 @@ def installed_hooks(document: Mapping[str, Any]) -> dict[str, list[str]]:
         for group in groups if isinstance(groups, list) else ():
             entries = group.get("hooks") if isinstance(group, dict) else None
             for entry in entries if isinstance(entries, list) else ():
-                if _is_our_hook(entry):
-                    found.setdefault(str(event), []).append(entry["command"])
+                if not _is_our_hook(entry):
+                    continue
+                if entry.get("type") == "mcp_tool":
+                    shown = f"mcp_tool {entry['server']}/{entry['tool']}"
+                else:
+                    shown = entry["command"]
+                found.setdefault(str(event), []).append(shown)
     return found
 
 
@@ -279,6 +328,13 @@ def _group_problems(where: str, group: object) -> list[str]:
             command = entry.get("command")
             if not isinstance(command, str) or not command.strip():
                 problems.append(f"{at}.command must be a non-empty string")
+        if entry["type"] == "mcp_tool":
+            for key in ("server", "tool"):
+                value = entry.get(key)
+                if not isinstance(value, str) or not value.strip():
+                    problems.append(f"{at}.{key} must be a non-empty string")
+            if "input" in entry and not isinstance(entry["input"], dict):
+                problems.append(f"{at}.input must be an object")
         timeout = entry.get("timeout")
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0

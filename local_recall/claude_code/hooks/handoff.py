@@ -1,0 +1,171 @@
+"""The prompt hook's two handlers, and how a session passes from one to the other.
+
+UserPromptSubmit runs two handlers side by side (docs/hooks.md#two-handlers-one-answer): a
+command (the guard of guard.py, then `local-recall hook user-prompt-submit`: a new Python
+process, ~100 ms, that answers any prompt) and an `mcp_tool` call of the session's own MCP server
+(its hidden tool `user_prompt_submit`: a warm process, a few ms). Claude Code skips the second
+while the server is not connected: during start-up, and for the first prompt of `claude -p`,
+which does not wait for MCP servers.
+
+Once asked for a prompt, the server writes the marker (`ServedMarker`) and the guard stops the
+command before Python starts. A server that dies leaves a dangling link and the command answers
+again; a marker directory that is someone else's or cannot be made leaves the command answering
+every prompt, as before.
+
+The prompt on which the server takes over reaches both handlers (and every prompt would, were
+the guard to fail). Each claims the prompt's `prompt_id` in the marker directory (an O_EXCL
+file) before answering, and only the first answers: the server for every prompt it answers, the
+command only when the directory exists (it never makes it: that would be a marker without a
+server). A command that runs although the marker was live well before it started means the guard
+failed — each prompt then pays a Python start — and says so in recall.log (`guard_missed`).
+
+Linux only (`/proc/<pid>`): elsewhere no marker is written and the command answers every prompt.
+Light (os and re only): the prompt hook imports this.
+"""
+
+import contextlib
+import os
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from local_recall.claude_code.hooks.guard import LIVE, MARKER_PREFIX, marker_dir
+from local_recall.repo.files import is_private_dir
+
+_PROMPT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_STALE_SECONDS = 60.0  # a directory without a live server is left this long (a server starting)
+_PRUNE_EVERY = 200  # claims by a server; then those older than _STALE_SECONDS are removed
+
+
+def claim(directory: Path | None, prompt_id: str) -> bool:
+    """Whether this handler answers the prompt: the first to claim its id does. True without
+    a directory of ours (no server took over: nobody else answers) or a usable id."""
+    if directory is None or not _PROMPT_ID.fullmatch(prompt_id) or not is_private_dir(directory):
+        return True
+    flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        os.close(os.open(directory / prompt_id, flags, 0o600))
+    except FileExistsError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def guard_missed(directory: Path | None, started: float) -> bool:
+    """Whether a command started at `started` (epoch seconds) should have been stopped by the
+    guard: the marker was live a second before that (not made during this very prompt)."""
+    if directory is None:
+        return False
+    live = directory / LIVE
+    try:
+        made = os.lstat(live).st_mtime
+    except OSError:
+        return False
+    return made < started - 1.0 and os.path.exists(live) and is_private_dir(directory)
+
+
+class ServedMarker:
+    """The MCP server's side: marks Claude Code (its parent process) as served."""
+
+    def __init__(
+        self, environ: Mapping[str, str], *, claude_pid: int | None = None, pid: int | None = None
+    ) -> None:
+        self.pid = os.getpid() if pid is None else pid
+        self.target = f"/proc/{self.pid}"
+        parent = os.getppid() if claude_pid is None else claude_pid
+        usable = os.path.isdir(self.target) and parent > 1  # Linux, and a parent to mark
+        self.directory = marker_dir(environ, parent) if usable else None
+        self._pruned = False
+        self._claims = 0
+
+    def ensure(self) -> bool:
+        """Make the marker say this server serves the prompts; True when it already did, False
+        when it had to be made (the command may be running for this prompt too) or cannot be."""
+        directory = self.directory
+        if directory is None:
+            return False
+        live = directory / LIVE
+        with contextlib.suppress(OSError):
+            if os.readlink(live) == self.target and is_private_dir(directory):
+                return True
+        if not self._pruned:
+            self._pruned = True
+            prune_stale(directory.parent, keep=directory)
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return False
+        if not is_private_dir(directory):
+            return False
+        temporary = directory / f".{LIVE}-{self.pid}"
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
+            os.symlink(self.target, temporary)
+            os.replace(temporary, live)
+        except OSError:
+            return False
+        return False
+
+    def claim(self, prompt_id: str) -> bool:
+        """`claim` in this server's marker directory; old claims are cleared now and then."""
+        self._claims += 1
+        if self._claims % _PRUNE_EVERY == 0 and self.directory is not None:
+            _remove_old_claims(self.directory)
+        return claim(self.directory, prompt_id)
+
+    def remove(self) -> None:
+        """At exit: the marker and its claims go, unless another server took it over."""
+        directory = self.directory
+        if directory is None or not is_private_dir(directory):
+            return
+        with contextlib.suppress(OSError):
+            if os.readlink(directory / LIVE) != self.target:
+                return
+        _remove_tree(directory)
+
+
+def prune_stale(base: Path, *, keep: Path | None = None, now: float | None = None) -> int:
+    """Remove our marker directories under `base` whose server is gone (dangling or no `live`,
+    untouched for a minute): a server killed with SIGKILL cannot clean up. Returns how many."""
+    moment = time.time() if now is None else now
+    removed = 0
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.startswith(MARKER_PREFIX) or Path(entry.path) == keep:
+            continue
+        path = Path(entry.path)
+        try:
+            alive = os.path.exists(path / LIVE)
+            recent = moment - os.lstat(path).st_mtime < _STALE_SECONDS
+        except OSError:
+            continue
+        if alive or recent or not is_private_dir(path):
+            continue
+        _remove_tree(path)
+        removed += 1
+    return removed
+
+
+def _remove_old_claims(directory: Path) -> None:
+    moment = time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            if entry.name == LIVE or not _PROMPT_ID.fullmatch(entry.name):
+                continue
+            with contextlib.suppress(OSError):
+                if moment - entry.stat(follow_symlinks=False).st_mtime > _STALE_SECONDS:
+                    os.unlink(entry.path)
+
+
+def _remove_tree(directory: Path) -> None:
+    import shutil  # not on the prompt hook's path
+
+    shutil.rmtree(directory, ignore_errors=True)
