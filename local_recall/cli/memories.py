@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, memory_row, parse_when, pass_app
+from local_recall.cli.notices import redaction_notice, split_keywords
 from local_recall.errors import InvalidInput
 from local_recall.memory.model import format_timestamp
 from local_recall.repo.files import through_symlink
@@ -22,10 +23,11 @@ from local_recall.repo.layout import Layout
 @click.option("--body", "-b", default=None, help="Markdown body; read from stdin when absent.")
 @click.option(
     "--keyword",
+    "--keywords",
     "-k",
     "keywords",
     multiple=True,
-    help="Repeat for several; extracted automatically when none is given.",
+    help="Repeat, or separate with commas (-k a,b); extracted automatically when none is given.",
 )
 @click.option(
     "--scope",
@@ -48,13 +50,24 @@ def add(
         if sys.stdin is None or sys.stdin.isatty():
             raise InvalidInput("no body: pass --body or pipe the body on stdin")
         body = sys.stdin.read()
-    result = app.recall.save(
-        subject, body, keywords=list(keywords) or None, scope=scope, source="cli"
-    )
+    given = split_keywords(keywords)
+    result = app.recall.save(subject, body, keywords=given or None, scope=scope, source="cli")
+    if result.created:
+        stored = result.memory
+        _notice(
+            redaction_notice(
+                [subject, body, *given], [stored.subject, stored.body, *stored.keywords]
+            )
+        )
     if as_json:
         emit_json({**memory_row(result.memory), "created": result.created})
     else:
         click.echo(result.memory.id)
+
+
+def _notice(line: str | None) -> None:
+    if line:
+        click.echo(line, err=True)
 
 
 @cli.command(name="list")
@@ -126,7 +139,14 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
 @click.argument("memory_id")
 @click.option("--subject", "-s", default=None, help="New subject.")
 @click.option("--body", "-b", default=None, help="New body ('-' reads it from stdin).")
-@click.option("--keyword", "-k", "keywords", multiple=True, help="Replace the keywords.")
+@click.option(
+    "--keyword",
+    "--keywords",
+    "-k",
+    "keywords",
+    multiple=True,
+    help="Replace the keywords (repeat, or separate with commas).",
+)
 @click.option("--scope", default=None, help="New scope.")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
 @pass_app
@@ -144,9 +164,13 @@ def edit(
         body = sys.stdin.read()
     if subject is None and body is None and not keywords and scope is None:
         raise InvalidInput("nothing to change: give --subject, --body, --keyword or --scope")
+    given = split_keywords(keywords)
     memory = app.recall.update(
-        memory_id, subject=subject, body=body, keywords=list(keywords) or None, scope=scope
+        memory_id, subject=subject, body=body, keywords=given or None, scope=scope
     )
+    stored = [memory.subject if subject is not None else "", memory.body if body else ""]
+    given_texts = [t for t in (subject, body) if t is not None] + given
+    _notice(redaction_notice(given_texts, stored + (list(memory.keywords) if given else [])))
     if as_json:
         emit_json(memory_row(memory))
     else:

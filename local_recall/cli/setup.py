@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
+from local_recall.cli.next_steps import next_steps_text
 from local_recall.doctor import (
     FAIL,
     Check,
@@ -28,7 +29,11 @@ from local_recall.doctor import (
 from local_recall.errors import RecallError
 from local_recall.logs import log_to_repo
 from local_recall.recall import Recall
+from local_recall.repo.git_exclude import exclude_locally
 from local_recall.repo.layout import Layout
+
+# Written by init (the MCP approval): this user's, never the team's (docs/install.md).
+LOCAL_SETTINGS = ".claude/settings.local.json"
 
 if TYPE_CHECKING:
     from local_recall.search.status import IndexHealth
@@ -66,6 +71,9 @@ def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
             scope=scope,
             launcher=launcher,
         )
+    excluded = None
+    if not no_claude and (report.root / LOCAL_SETTINGS).is_file():
+        excluded = exclude_locally(report.root, LOCAL_SETTINGS, app.settings.environ)
     if as_json:
         emit_json(
             {
@@ -75,6 +83,7 @@ def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
                 "gitignore_added": list(report.gitignore_added),
                 "gitattributes_added": list(report.gitattributes_added),
                 "claude": [c.to_json() for c in claude.changes],
+                "excluded": str(excluded) if excluded else None,
             }
         )
         return
@@ -88,7 +97,10 @@ def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
         click.echo(f"  .gitattributes: added {', '.join(report.gitattributes_added)}")
     for change in claude.changes:
         click.echo(f"  Claude Code {change.what}: {change.action} {change.path}")
+    if excluded is not None:
+        click.echo(f"  {excluded}: added /{LOCAL_SETTINGS} (personal: kept out of git)")
     _suggest_ollama(app.recall)
+    click.echo(next_steps_text(None if no_claude else scope))
 
 
 def _suggest_ollama(recall: Recall) -> None:

@@ -1,0 +1,38 @@
+"""One-line notices (for stderr) that a command changed what the user gave it: secrets redacted
+(the kind, never the value), comma-separated keywords split."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+# As `redaction.findings.MARKER`: the text a secret of some kind was replaced with.
+_MARKER = re.compile(r"\[REDACTED:([a-z0-9-]{1,40})\]")
+
+
+def redacted_kinds(given: Iterable[str], stored: Iterable[str]) -> Counter[str]:
+    """The kinds of secret the store replaced: markers in what was stored and not in what was
+    given (a memory may quote a marker on purpose)."""
+    before = Counter(m.group(1) for text in given for m in _MARKER.finditer(text))
+    after = Counter(m.group(1) for text in stored for m in _MARKER.finditer(text))
+    return after - before
+
+
+def redaction_notice(given: Iterable[str], stored: Iterable[str]) -> str | None:
+    """One line saying which kinds of secret were redacted (never a value), or None."""
+    kinds = redacted_kinds(given, stored)
+    total = sum(kinds.values())
+    if not total:
+        return None
+    listed = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in sorted(kinds.items()))
+    noun = "secret" if total == 1 else "secrets"
+    return (
+        f"local-recall: redacted {total} {noun} ({listed}): the file holds [REDACTED:<kind>] "
+        "instead of the value"
+    )
+
+
+def split_keywords(values: Sequence[str]) -> list[str]:
+    """`-k a,b -k c` → [a, b, c]: a comma separates keywords as a repeated option does."""
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
