@@ -27,9 +27,9 @@ from local_recall.lifecycle.service import Applied, Lifecycle
 from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.drafts import edit, make_draft
+from local_recall.memory.id_prefix import resolve_id
 from local_recall.memory.model import (
     Memory,
-    parse_memory_id,
     parse_scope,
 )
 from local_recall.memory.store import Created, MemoryFilters, MemoryStore, Scan, select_memories
@@ -143,9 +143,13 @@ class Recall:
         """`save`, returning only the memory (new or the existing one)."""
         return self.save(subject, body, **options).memory
 
+    def resolve_id(self, memory_id: str, store: MemoryStore | None = None) -> str:
+        """A full id, or a unique prefix of one among `store`'s memories (default: episodic),
+        as git takes commit ids (memory/id_prefix.py)."""
+        return resolve_id(memory_id, lambda: (store or self.memories).scan().memories)
+
     def get(self, memory_id: str) -> Memory:
-        memory_id = parse_memory_id(memory_id)
-        return self.memories.get(memory_id)
+        return self.memories.get(self.resolve_id(memory_id))
 
     def list(self, **filters: Unpack[MemoryFilters]) -> list[Memory]:
         """`select_memories` over the store; a given `scope` is checked first (InvalidInput)."""
@@ -163,13 +167,13 @@ class Recall:
         keywords: Sequence[str] | None = None,
         scope: str | None = None,
     ) -> Memory:
-        memory_id = parse_memory_id(memory_id)
+        memory_id = self.resolve_id(memory_id)
         return self.memories.update(memory_id, edit(subject, body, keywords, scope))
 
     def delete(self, memory_id: str) -> Memory:
         """Delete one memory and return what it was. An unparsable file can still be deleted
         by its id: the person asked for it explicitly."""
-        memory_id = parse_memory_id(memory_id)
+        memory_id = self.resolve_id(memory_id)
         try:
             memory: Memory | None = self.memories.get(memory_id)
         except InvalidMemoryFile:
@@ -201,12 +205,15 @@ class Recall:
 
     def accept(self, ids: Sequence[str]) -> builtins.list[Memory]:
         """Mark memories reviewed (the `review` line is removed from each file)."""
-        return review.accept(self.memories, ids)
+        return review.accept(self.memories, [self.resolve_id(i) for i in ids])
 
     def reject(self, ids: Sequence[str]) -> builtins.list[Memory]:
         """Delete memories (any, reviewed or not) and remember their content hashes in
         rejected-hashes.txt, so no pipeline writes them again."""
-        return review.reject(self.memories, ids, self.rejected_path, self.settings.clock().date())
+        wanted = [self.resolve_id(i) for i in ids]
+        return review.reject(
+            self.memories, wanted, self.rejected_path, self.settings.clock().date()
+        )
 
     def problems(self) -> tuple[InvalidMemoryFile, ...]:
         return self.memories.scan().problems + self.thinking.scan().problems
@@ -310,7 +317,7 @@ class Recall:
 
     def mark_still_true(self, memory_id: str) -> Memory:
         """A stale memory still holds: re-anchored at HEAD (its `commit` rewritten)."""
-        return self.lifecycle.mark_still_true(parse_memory_id(memory_id))
+        return self.lifecycle.mark_still_true(self.resolve_id(memory_id))
 
     def consolidation_plan(self) -> builtins.list[Proposal]:
         """Groups of near-duplicates (embedding neighbours + rapidfuzz), each with its proposal."""

@@ -16,6 +16,7 @@ import logging
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -39,7 +40,7 @@ from local_recall.claude_code.mcp_shapes import (
     timeline_window,
 )
 from local_recall.claude_code.mcp_stdin import answerable_stdin
-from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
+from local_recall.errors import InvalidInput, InvalidMemoryId, MemoryNotFound, RecallError
 from local_recall.memory.model import (
     Memory,
     format_timestamp,
@@ -252,8 +253,8 @@ class RecallTools:
             if centre is None:
                 return {"anchor": None, "memories": [], "note": "no memory matched the query"}
             recall = self.lazy.get()
-            if centre.memory_id is not None:
-                _any_memory(recall, centre.memory_id)  # MemoryNotFound names the id
+            if centre.memory_id is not None:  # MemoryNotFound names the id; a prefix resolves
+                centre = replace(centre, memory_id=_any_memory(recall, centre.memory_id).id)
             everything = [*recall.list(), *recall.session_summaries()]
             window, anchor_memory = timeline_window(everything, centre, before, after)
             rows = []
@@ -353,8 +354,8 @@ def _any_memory(recall: Recall, memory_id: str) -> Memory:
         return recall.get(memory_id)
     except MemoryNotFound:
         try:
-            return recall.summaries.get(memory_id)
-        except MemoryNotFound:
+            return recall.summaries.get(recall.resolve_id(memory_id, recall.summaries))
+        except (MemoryNotFound, InvalidMemoryId):
             pass
         raise
 

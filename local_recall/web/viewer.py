@@ -140,11 +140,11 @@ class Viewer:
         }
 
     def _get(self, memory_id: str) -> Memory:
-        memory_id = parse_memory_id(memory_id)
         try:
-            return self.recall.get(memory_id)
+            return self.recall.get(memory_id)  # a full id or a unique prefix (Recall.resolve_id)
         except MemoryNotFound:
-            return self.recall.thinking.get(memory_id)
+            thinking = self.recall.thinking
+            return thinking.get(self.recall.resolve_id(memory_id, thinking))
 
     def memory(self, memory_id: str) -> dict[str, Any]:
         """One memory: the row, its body as markdown and as safe HTML, the frontmatter as
@@ -211,7 +211,7 @@ class Viewer:
 
     def still_true(self, memory_id: str) -> dict[str, Any]:
         with self._writing():
-            return memory_row(self.recall.mark_still_true(parse_memory_id(memory_id)))
+            return memory_row(self.recall.mark_still_true(memory_id))
 
     # --- the lifecycle queues ---------------------------------------------------------------
 
