@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from local_recall.errors import RecallError
 from local_recall.logs import escape_controls
+from local_recall.memory.repair import is_fixable
 from local_recall.repo.config import Config
 from local_recall.repo.layout import GITIGNORE_LINES, Layout
 
@@ -78,7 +79,8 @@ def check_memory_files(
     yield Check("memory files", OK, f"{count} memories")
     for path, reason in problems:  # a file name may hold a newline or escape sequences
         shown = escape_controls(f"{path}: {reason}")
-        yield Check("unreadable file", FAIL, f"{shown} (left unchanged)")
+        fix = " — `local-recall doctor --fix` renames or completes it" if is_fixable(reason) else ""
+        yield Check("unreadable file", FAIL, f"{shown} (left unchanged){fix}")
     if stale:
         yield Check(
             "hand edits",

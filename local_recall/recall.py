@@ -32,6 +32,7 @@ from local_recall.memory.model import (
     Memory,
     parse_scope,
 )
+from local_recall.memory.repair import Repair, Unfixable, repair_files
 from local_recall.memory.store import Created, MemoryFilters, MemoryStore, Scan, select_memories
 from local_recall.repo.config import Config, load_config, render_default_config
 from local_recall.repo.files import through_symlink, write_text_atomic
@@ -192,6 +193,15 @@ class Recall:
 
     def scan(self) -> Scan:
         return self.memories.scan()
+
+    def repair(self) -> builtins.list[Repair | Unfixable]:
+        """`doctor --fix`: memory files the store skips for a wrong name or a missing subject,
+        occurred_at or frontmatter, renamed and completed in place (memory/repair.py)."""
+        scan, folder = self.memories.scan(), self.memories.directory
+        skipped = [p.path for p in scan.problems if p.path.parent == folder and p.path.suffix]
+        taken = {m.id for m in scan.memories} | {p.path.stem for p in scan.problems}
+        lock = self.memories.lock_path
+        return repair_files(skipped, taken=taken, new_id=self.settings.new_id, lock_path=lock)
 
     # --- review (lifecycle/review.py, docs/team.md#review) ------------------------------------
 

@@ -6,6 +6,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from local_recall.errors import InvalidMemoryFile
+from local_recall.logs import escape_controls
+from local_recall.memory.repair import is_fixable
 
 # As `redaction.findings.MARKER`: the text a secret of some kind was replaced with.
 _MARKER = re.compile(r"\[REDACTED:([a-z0-9-]{1,40})\]")
@@ -36,3 +41,28 @@ def redaction_notice(given: Iterable[str], stored: Iterable[str]) -> str | None:
 def split_keywords(values: Sequence[str]) -> list[str]:
     """`-k a,b -k c` → [a, b, c]: a comma separates keywords as a repeated option does."""
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def skipped_files_notice(problems: Sequence[InvalidMemoryFile], root: Path) -> str | None:
+    """One line: the memory files `list`/`search` did not read, and what to do about them."""
+    if not problems:
+        return None
+
+    def shown(problem: InvalidMemoryFile) -> str:
+        try:
+            where = problem.path.relative_to(root)
+        except ValueError:
+            where = problem.path
+        return escape_controls(f"{where} ({problem.reason})")
+
+    fix = (
+        "; `local-recall doctor --fix` renames or completes it"
+        if any(is_fixable(p.reason) for p in problems)
+        else "; `local-recall doctor` says more"
+    )
+    if len(problems) == 1:
+        return f"local-recall: 1 memory file skipped: {shown(problems[0])}{fix}"
+    return (
+        f"local-recall: {len(problems)} memory files skipped, e.g. {shown(problems[0])}"
+        f"{fix.replace(' it', ' them')}"
+    )

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
+from local_recall.cli.notices import skipped_files_notice
 from local_recall.search.index_sync import ProgressCallback
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import MODES, SearchQuery, check_query_text
@@ -124,6 +125,9 @@ def search(
         kind=kind,
     )
     result = app.recall.query(wanted)
+    skipped = skipped_files_notice(app.recall.scan().problems, app.settings.root)
+    if skipped:
+        click.echo(skipped, err=True)
     if as_json:
         emit_json([hit.to_json() for hit in result.hits])
         return

@@ -14,6 +14,8 @@ from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.cli.next_steps import next_steps_text
 from local_recall.doctor import (
     FAIL,
+    OK,
+    WARN,
     Check,
     check_claude_cli,
     check_claude_hooks,
@@ -27,7 +29,7 @@ from local_recall.doctor import (
     check_stale,
 )
 from local_recall.errors import RecallError
-from local_recall.logs import log_to_repo
+from local_recall.logs import escape_controls, log_to_repo
 from local_recall.recall import Recall
 from local_recall.repo.git_exclude import exclude_locally
 from local_recall.repo.layout import Layout
@@ -144,11 +146,17 @@ def uninstall(app: AppContext, scope: str, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="First rename misnamed memory files to their id and fill in missing fields.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @pass_app
-def doctor(app: AppContext, as_json: bool) -> None:
+def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
     """Check configuration, memory files and environment. Exit 1 if anything failed."""
     settings = app.settings
+    fixed = _fix_memory_files(app) if fix else []
     layout = Layout(settings.root)
     try:  # opened once; a config error is reported by the checks that need the repository
         opened: Recall | RecallError = app.recall
@@ -184,6 +192,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
     if isinstance(opened, Recall):
         config, user_config = opened.config, settings.user_config_path
         checks.extend(check_destinations(config, settings.environ, user_config))
+    checks = fixed + checks
     if as_json:
         emit_json([c.to_json() for c in checks])
     else:
@@ -192,6 +201,24 @@ def doctor(app: AppContext, as_json: bool) -> None:
             click.echo(f"[{marks[check.status]}] {check.name}: {check.detail}")
     if any(c.status == FAIL for c in checks):
         sys.exit(1)
+
+
+def _fix_memory_files(app: AppContext) -> list[Check]:
+    """`doctor --fix`: what was renamed or completed, and what could not be (memory/repair.py)."""
+    from local_recall.memory.repair import Repair
+
+    try:
+        results = app.recall.repair()
+    except RecallError as exc:
+        return [Check("fix", FAIL, str(exc))]
+    checks = []
+    for result in results:
+        if isinstance(result, Repair):
+            detail = f"{result.source} → {result.target.name}: {'; '.join(result.changes)}"
+            checks.append(Check("fixed", OK, escape_controls(detail)))
+        else:
+            checks.append(Check("fix", WARN, escape_controls(f"{result.source}: {result.reason}")))
+    return checks
 
 
 @cli.command()

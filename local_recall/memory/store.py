@@ -78,7 +78,7 @@ class MemoryStore:
         self.kind = kind
         self._state_dir = state_dir
         self._catalog_path = state_dir / f"catalog-{kind}.json"
-        self._lock_path = state_dir / f"store-{kind}.lock"
+        self.lock_path = state_dir / f"store-{kind}.lock"
         self._new_id = new_id
         self._catalog_cache: dict[str, dict[str, Any]] = {}
         self._catalog_stamp: StatKey | None = None
@@ -274,7 +274,7 @@ class MemoryStore:
         write_text_atomic(memory.path, render_memory(memory))
 
     def _lock(self) -> contextlib.AbstractContextManager[None]:
-        return held_lock(self._lock_path, timeout=_LOCK_TIMEOUT_SECONDS, what="the store lock")
+        return held_lock(self.lock_path, timeout=_LOCK_TIMEOUT_SECONDS, what="the store lock")
 
     # --- catalog ------------------------------------------------------------------------------
 
