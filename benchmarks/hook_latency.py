@@ -187,7 +187,7 @@ def hook_import_ms(repo: Path, env: dict[str, str], stdin: bytes) -> float:
     )
     for line in done.stderr.decode().splitlines():
         parts = [part.strip() for part in line.split("|")]
-        if len(parts) == 3 and parts[2] == "local_recall.claude_code.hooks":
+        if len(parts) == 3 and parts[2] == "local_recall.claude_code.hooks.events":
             return int(parts[1]) / 1000
     return float("nan")
 

@@ -39,7 +39,7 @@ from local_recall.memory.format import render_memory  # noqa: E402
 from local_recall.memory.model import Memory, content_hash  # noqa: E402
 from local_recall.recall import Recall, SearchQuery, Settings  # noqa: E402
 from local_recall.search.embedders import MiniLMEmbedder  # noqa: E402
-from local_recall.search.index_plan import embedded_text, passages  # noqa: E402
+from local_recall.search.index.plan import embedded_text, passages  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import cpu_model, percentile  # noqa: E402

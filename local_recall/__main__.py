@@ -9,7 +9,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"]:
-        from local_recall.claude_code.hooks import run_hook
+        from local_recall.claude_code.hooks.events import run_hook
 
         return int(run_hook(args[1:]))
     from local_recall.cli import run_cli

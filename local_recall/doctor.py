@@ -181,7 +181,7 @@ def _command_found(program: str, which: Callable[[str], str | None]) -> bool:
 
 def claude_plugin_enabled(claude_config_dir: Path) -> bool:
     """Is the local-recall plugin enabled in the user's Claude Code settings?"""
-    from local_recall.claude_code.install import read_json_object
+    from local_recall.claude_code.install.apply import read_json_object
 
     try:
         _, document = read_json_object(claude_config_dir / "settings.json")
@@ -195,8 +195,8 @@ def claude_plugin_enabled(claude_config_dir: Path) -> bool:
 
 def _hooks_file_checks(path: Path, which: Callable[[str], str | None]) -> tuple[list[Check], bool]:
     """Checks of one settings file, and whether it holds our hooks."""
-    from local_recall.claude_code.install import read_json_object
-    from local_recall.claude_code.install_plan import HOOKS, installed_hooks, settings_problems
+    from local_recall.claude_code.install.apply import read_json_object
+    from local_recall.claude_code.install.plan import HOOKS, installed_hooks, settings_problems
 
     try:
         _, document = read_json_object(path)
@@ -244,7 +244,7 @@ def check_claude_hooks(
 ) -> Iterable[Check]:
     """Our hooks in the project, local or user settings (or the plugin): valid, complete, and
     running commands that exist; installed once."""
-    from local_recall.claude_code.install_plan import SCOPES, settings_path
+    from local_recall.claude_code.install.plan import SCOPES, settings_path
 
     sources = []
     for scope in SCOPES:
@@ -275,8 +275,8 @@ def check_claude_mcp(
     root: Path, claude_config_dir: Path, which: Callable[[str], str | None]
 ) -> Iterable[Check]:
     """Our server in <root>/.mcp.json, running a command that exists, for this repository."""
-    from local_recall.claude_code.install import read_json_object
-    from local_recall.claude_code.install_plan import (
+    from local_recall.claude_code.install.apply import read_json_object
+    from local_recall.claude_code.install.plan import (
         MCP_SERVER_NAME,
         is_our_mcp_entry,
         mcp_config_path,

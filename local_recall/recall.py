@@ -37,7 +37,7 @@ from local_recall.memory.store import Created, MemoryFilters, MemoryStore, Scan,
 from local_recall.repo.config import Config, load_config, render_default_config
 from local_recall.repo.files import through_symlink, write_text_atomic
 from local_recall.repo.layout import Layout, ensure_gitignore, recall_dir_problem
-from local_recall.search.index_sync import IndexReport, ProgressCallback
+from local_recall.search.index.sync import IndexReport, ProgressCallback
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.searcher import Searcher
 from local_recall.search.status import SearchStatus

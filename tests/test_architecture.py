@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "cli": 7,
     "hooks": 7,  # the hook runtime every agent's hooks share
     "claude_code": 7,
+    "mcp_server": 7,  # the MCP tools every agent calls
     "daemon": 7,
     "web": 7,  # the browser viewer (served by the daemon, started by the CLI)
     "__main__": 7,
@@ -46,9 +47,11 @@ ADAPTERS = frozenset(name for name, rank in LAYERS.items() if rank == 7)
 # and a cycle in this table fails test_adapter_arrows_have_no_cycle.
 ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
     "__main__": frozenset({"cli", "claude_code"}),  # `local-recall hook` skips click
-    "cli": frozenset({"claude_code", "daemon", "doctor", "logs"}),  # init, daemon start, doctor
+    # init installs into Claude Code, `daemon start`, `doctor`, `mcp` serves
+    "cli": frozenset({"claude_code", "daemon", "doctor", "logs", "mcp_server"}),
     "doctor": frozenset({"claude_code", "logs"}),  # inspects the Claude Code install
-    "claude_code": frozenset({"hooks", "logs"}),  # its hooks: the shared answers
+    "claude_code": frozenset({"hooks"}),  # its hooks: the shared answers
+    "mcp_server": frozenset({"logs"}),
     "hooks": frozenset({"daemon", "logs"}),  # ask the daemon over its socket, start it
     "daemon": frozenset({"web"}),  # serves the browser viewer
     "web": frozenset(),
@@ -57,7 +60,7 @@ ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
 
 # Frameworks are imported in one place each.
 FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
-    "lancedb": frozenset({"search.index_tables", "search.index_search"}),
+    "lancedb": frozenset({"search.index.tables", "search.index.queries"}),
     "click": frozenset(
         {
             "cli",
@@ -72,7 +75,7 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
             "cli.ui",
         }
     ),
-    "mcp": frozenset({"claude_code.mcp_server"}),
+    "mcp": frozenset({"mcp_server.server"}),
     "watchdog": frozenset({"daemon.runtime", "daemon.watches"}),
     "rich": frozenset({"cli", "cli.progress", "cli.search", "cli.sync"}),
     "onnxruntime": frozenset({"search.embedders.minilm"}),
@@ -86,13 +89,13 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
 # Modules that only decide: they may import only each other and the standard library.
 PURE = frozenset(
     {
-        "search.index_plan",
+        "search.index.plan",
         "capture.pipeline_plan",
         "context.notes",
         "context.prompt",
         "context.session",
-        "claude_code.hook_input",
-        "claude_code.install_plan",
+        "claude_code.hooks.payload",
+        "claude_code.install.plan",
         "memory.model",
         "memory.life",
         "search.text_terms",
@@ -108,7 +111,7 @@ PURE = frozenset(
         "capture.transcripts.condense",
         "capture.extraction.prompt",
         "daemon.schedule",
-        "claude_code.mcp_shapes",
+        "mcp_server.shapes",
         "lifecycle.staleness",
         "lifecycle.ranking",
         "lifecycle.consolidation",

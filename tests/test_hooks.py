@@ -23,14 +23,14 @@ from typing import Any
 
 import pytest
 
-from local_recall.claude_code.hook_input import (
+from local_recall.claude_code.hooks.events import hook_output, hook_root
+from local_recall.claude_code.hooks.payload import (
     MAX_INPUT_BYTES,
     HookInput,
     parse_hook_input,
     read_stdin,
     salvage_string_field,
 )
-from local_recall.claude_code.hooks import hook_output, hook_root
 from local_recall.daemon.query_client import POINTER_NAME, socket_paths
 from local_recall.daemon.query_server import QueryServer
 from tests.conftest import clean_env, git_init
@@ -333,7 +333,7 @@ def test_the_warm_path_imports_nothing_heavy(repo: Path, stand_in: StandIn) -> N
     )
     assert str(HIT["body"]) in proc.stdout.decode()
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()}
-    assert "local_recall.claude_code.hooks" in imported
+    assert "local_recall.claude_code.hooks.events" in imported
     assert not {m for m in imported if m in HEAVY or m.split(".")[0] in HEAVY}
 
 

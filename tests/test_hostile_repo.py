@@ -26,10 +26,10 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from local_recall.claude_code.mcp_stdin import REFUSAL, answerable_line
 from local_recall.context.notes import defang_wrapper
 from local_recall.errors import StorageError
 from local_recall.logs import escape_controls
+from local_recall.mcp_server.stdin import REFUSAL, answerable_line
 from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter
 from local_recall.recall import Recall
 from local_recall.repo.config import load_config, load_config_or_defaults

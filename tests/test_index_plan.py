@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from local_recall.errors import InvalidInput
 from local_recall.memory.model import Memory
-from local_recall.search.index_plan import (
+from local_recall.search.index.plan import (
     INDEX_FORMAT,
     Fingerprint,
     IndexMeta,

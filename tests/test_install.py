@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from local_recall.claude_code.guidance import KEPT, plan_guidance
-from local_recall.claude_code.install import (
+from local_recall.claude_code.install.apply import (
     FileChange,
     InstallReport,
     find_launcher,
     install,
     uninstall,
 )
-from local_recall.claude_code.install_plan import (
+from local_recall.claude_code.install.guidance import KEPT, plan_guidance
+from local_recall.claude_code.install.plan import (
     HOOKS,
     Launcher,
     hook_subcommand,

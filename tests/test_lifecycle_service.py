@@ -7,9 +7,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from local_recall.claude_code.mcp_shapes import hit_row
 from local_recall.context.notes import Note, note_from_json
 from local_recall.context.prompt import fill_budget, hit_block
+from local_recall.mcp_server.shapes import hit_row
 from local_recall.recall import Recall
 from local_recall.search.query import SearchQuery
 from local_recall.settings import Settings

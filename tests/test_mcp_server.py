@@ -15,7 +15,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from local_recall.claude_code.mcp_shapes import (
+from local_recall.errors import InvalidInput
+from local_recall.mcp_server.shapes import (
     Anchor,
     check_range,
     memory_row,
@@ -23,7 +24,6 @@ from local_recall.claude_code.mcp_shapes import (
     parse_when,
     timeline_window,
 )
-from local_recall.errors import InvalidInput
 from local_recall.memory.model import Memory
 from local_recall.recall import Recall
 from local_recall.search.limits import MAX_LIMIT
@@ -106,7 +106,7 @@ def test_server_start_does_not_import_the_index_or_embedder() -> None:
         "import sys, anyio\n"
         "import local_recall.cli\n"
         "from pathlib import Path\n"
-        "from local_recall.claude_code.mcp_server import build_server\n"
+        "from local_recall.mcp_server.server import build_server\n"
         "from local_recall.recall import Settings\n"
         "server = build_server(Settings(root=Path('.')))\n"
         "heavy = [m for m in ('lancedb', 'onnxruntime', 'pyarrow') if m in sys.modules]\n"

@@ -33,11 +33,11 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from local_recall.capture.transcripts import encode_project_dir
-from local_recall.claude_code.hooks import DEADLINE_SECONDS
+from local_recall.claude_code.hooks.events import DEADLINE_SECONDS
 from local_recall.memory.format import render_memory
 from local_recall.memory.model import Memory, content_hash
 from local_recall.recall import Recall
-from local_recall.search.index_plan import IndexPlan, plan_index_sync, row_key
+from local_recall.search.index.plan import IndexPlan, plan_index_sync, row_key
 from local_recall.search.query import SearchQuery
 from local_recall.settings import Settings
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude

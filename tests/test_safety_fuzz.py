@@ -31,10 +31,10 @@ from local_recall.capture.transcripts import (
     resume_offset,
     split_turns_at,
 )
-from local_recall.claude_code.hooks import EVENTS, MAX_INPUT_BYTES, _handle
-from local_recall.claude_code.mcp_server import build_server
+from local_recall.claude_code.hooks.events import EVENTS, MAX_INPUT_BYTES, _handle
 from local_recall.context.notes import CLOSE_TAG, OPEN_TAG, notes_from_json
 from local_recall.errors import InvalidInput
+from local_recall.mcp_server.server import build_server
 from local_recall.recall import Recall
 from local_recall.search.query import SearchQuery
 from local_recall.search.searcher import MODES

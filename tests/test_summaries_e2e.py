@@ -253,7 +253,7 @@ def test_plugin_install_lists_the_skills_and_commands(tmp_path: Path) -> None:
 
 
 def test_plugin_ships_the_files_init_installs() -> None:
-    from local_recall.claude_code.guidance import shipped_files
+    from local_recall.claude_code.install.guidance import shipped_files
 
     assert sorted(shipped_files()) == sorted(
         [f"skills/{name}/SKILL.md" for name in SKILLS]

@@ -35,10 +35,10 @@ from local_recall.capture.extraction.prompt import (
 from local_recall.capture.report import Tally
 from local_recall.capture.transcripts.project_dirs import encode_project_dir
 from local_recall.capture.writer import MemoryWriter
-from local_recall.claude_code.mcp_shapes import hit_row, memory_row
 from local_recall.context.notes import note_from_json
 from local_recall.errors import InvalidMemoryFile
 from local_recall.lifecycle import review
+from local_recall.mcp_server.shapes import hit_row, memory_row
 from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.store import MemoryStore
 from local_recall.recall import Recall

@@ -11,7 +11,7 @@ import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.cli.notices import skipped_files_notice
-from local_recall.search.index_sync import ProgressCallback
+from local_recall.search.index.sync import ProgressCallback
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import MODES, SearchQuery, check_query_text
 

@@ -59,7 +59,7 @@ _CLAUDE_SCOPE_HELP = (
 def init(app: AppContext, scope: str, no_claude: bool, as_json: bool) -> None:
     """Create local-recall/ and install the hooks and MCP server into Claude Code. Safe to run
     again: nothing that is already right is rewritten."""
-    from local_recall.claude_code.install import InstallReport, find_launcher, install
+    from local_recall.claude_code.install.apply import InstallReport, find_launcher, install
 
     report = app.recall.init()
     log_to_repo(app.recall)  # recall.log can exist only now
@@ -132,7 +132,7 @@ def _suggest_ollama(recall: Recall) -> None:
 def uninstall(app: AppContext, scope: str, as_json: bool) -> None:
     """Remove local-recall's hooks and MCP server from Claude Code (exactly what init added).
     Memories and local-recall/ are kept."""
-    from local_recall.claude_code.install import uninstall as uninstall_claude
+    from local_recall.claude_code.install.apply import uninstall as uninstall_claude
 
     settings = app.settings
     report = uninstall_claude(
@@ -225,6 +225,6 @@ def _fix_memory_files(app: AppContext) -> list[Check]:
 @pass_app
 def mcp(app: AppContext) -> None:
     """Run the MCP server on stdin/stdout (Claude Code starts it; see docs/mcp.md)."""
-    from local_recall.claude_code.mcp_server import serve
+    from local_recall.mcp_server.server import serve
 
     serve(app.settings)

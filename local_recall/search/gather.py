@@ -15,9 +15,9 @@ from local_recall.errors import EmbedderUnavailable
 from local_recall.memory.model import Memory
 from local_recall.search.embedders import Embedder, embedder_fingerprint
 from local_recall.search.fuzzy import FuzzyMatcher
-from local_recall.search.index import MemoryIndex
-from local_recall.search.index_candidates import IndexQuery, from_index
-from local_recall.search.index_search import text_search
+from local_recall.search.index.candidates import IndexQuery, from_index
+from local_recall.search.index.queries import text_search
+from local_recall.search.index.rows import MemoryIndex
 from local_recall.search.query import SearchQuery
 from local_recall.search.relevance_inputs import Gathered, RelevanceInputs
 from local_recall.search.scoring import (

@@ -28,9 +28,9 @@ from local_recall.repo.config import Config
 from local_recall.repo.layout import Layout
 from local_recall.search.embedders import Embedder, EmbedderFactory
 from local_recall.search.gather import SignalGatherer
-from local_recall.search.index import MemoryIndex
-from local_recall.search.index_plan import row_key
-from local_recall.search.index_sync import (
+from local_recall.search.index.plan import row_key
+from local_recall.search.index.rows import MemoryIndex
+from local_recall.search.index.sync import (
     IndexReport,
     ProgressCallback,
     sync_memories,

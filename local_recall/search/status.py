@@ -20,8 +20,8 @@ from local_recall.errors import ConfigError, EmbedderUnavailable, IndexUnavailab
 from local_recall.memory.model import format_timestamp
 from local_recall.repo.files import read_bytes_nofollow, write_text_atomic
 from local_recall.search.embedders import Embedder, embedder_fingerprint
-from local_recall.search.index import MemoryIndex
-from local_recall.search.index_sync import embedder_identity
+from local_recall.search.index.rows import MemoryIndex
+from local_recall.search.index.sync import embedder_identity
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from local_recall.errors import IndexUnavailable
-from local_recall.search.index import MemoryIndex
-from local_recall.search.index_search import Candidate, text_search, vector_search
+from local_recall.search.index.queries import Candidate, text_search, vector_search
+from local_recall.search.index.rows import MemoryIndex
 
 log = logging.getLogger(__name__)
 

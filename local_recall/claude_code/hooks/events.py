@@ -1,6 +1,6 @@
 """Claude Code hooks: `local-recall hook session-start | user-prompt-submit | session-end |
 pre-compact`. Claude Code's side only: its event names and time limits, its stdin JSON
-(hook_input.py), where it says the project is ($CLAUDE_PROJECT_DIR), and its output shape
+(payload.py), where it says the project is ($CLAUDE_PROJECT_DIR), and its output shape
 (`hookSpecificOutput.additionalContext`). What a hook answers is the same for every agent
 (hooks/answers.py: the daemon, else the library's ContextService in this process).
 
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from local_recall.claude_code.hook_input import (
+from local_recall.claude_code.hooks.payload import (
     MAX_INPUT_BYTES,
     HookInput,
     parse_hook_input,

@@ -1,9 +1,9 @@
 """The memory rows of the search index (`MemoryIndex`): what is indexed (fingerprints), and
 writing, updating and removing rows. The database they live in — connection, tables, meta file,
-maintenance — is index_tables.py's; the queries are index_search.py's; what a sync changes is
-decided in index_plan.py and carried out by index_sync.py. When the embedder cannot be reached,
-rows are still written with their text (so full-text search finds them) and an all-zero vector
-marked `has_vector = false`; the next sync with a working embedder embeds them.
+maintenance — is tables.py's; the queries are queries.py's; what a sync changes is decided in
+plan.py and carried out by sync.py. When the embedder cannot be reached, rows are still written
+with their text (so full-text search finds them) and an all-zero vector marked
+`has_vector = false`; the next sync with a working embedder embeds them.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from local_recall.errors import IndexUnavailable
 from local_recall.memory.model import Memory
-from local_recall.search.index_plan import Fingerprint, fingerprint
-from local_recall.search.index_schema import (
+from local_recall.search.index.plan import Fingerprint, fingerprint
+from local_recall.search.index.schema import (
     metadata_to_arrow,
     passages_to_arrow,
     row_filter,
     rows_to_arrow,
 )
-from local_recall.search.index_tables import PASSAGES, TABLE, IndexTables
+from local_recall.search.index.tables import PASSAGES, TABLE, IndexTables
 
 if TYPE_CHECKING:
     import numpy as np

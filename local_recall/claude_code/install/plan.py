@@ -1,7 +1,7 @@
 """What installing into Claude Code means, as pure functions over JSON documents: our hook and MCP
 entries, recognising them (by what they run), merging them into or out of a settings file or
 .mcp.json, and checking a document the way Claude Code would before anything is written.
-Tested with literals; install.py carries the plans out on the files."""
+Tested with literals; apply.py carries the plans out on the files."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ HOOKS = (
     HookSpec("SessionStart", "session-start", 15, "startup|resume|clear|compact"),
     HookSpec("UserPromptSubmit", "user-prompt-submit", 10),
     HookSpec("SessionEnd", "session-end", 5),
-    # asks for the session's summary before compaction; returns at once (hooks.py)
+    # asks for the session's summary before compaction; returns at once (hooks/events.py)
     HookSpec("PreCompact", "pre-compact", 5),
 )
 

@@ -25,7 +25,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from local_recall import __version__
-from local_recall.claude_code.mcp_shapes import (
+from local_recall.errors import InvalidInput, InvalidMemoryId, MemoryNotFound, RecallError
+from local_recall.mcp_server.shapes import (
     MAX_ANCHOR_CHARS,
     Anchor,
     check_range,
@@ -39,8 +40,7 @@ from local_recall.claude_code.mcp_shapes import (
     summary_detail,
     timeline_window,
 )
-from local_recall.claude_code.mcp_stdin import answerable_stdin
-from local_recall.errors import InvalidInput, InvalidMemoryId, MemoryNotFound, RecallError
+from local_recall.mcp_server.stdin import answerable_stdin
 from local_recall.memory.model import (
     Memory,
     format_timestamp,

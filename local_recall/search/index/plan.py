@@ -12,7 +12,7 @@ body, carry little new meaning for a sentence embedder, and people edit them; ed
 scope or the date must not cost an embedding.
 
 `decide_rebuild` says when the whole index must be rebuilt instead (no index, another embedder,
-another INDEX_FORMAT); index_sync.py carries out both decisions.
+another INDEX_FORMAT); sync.py carries out both decisions.
 """
 
 from __future__ import annotations

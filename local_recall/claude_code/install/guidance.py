@@ -20,7 +20,7 @@ from pathlib import Path
 
 from local_recall.repo.files import write_text_atomic
 
-AGENT_FILES = Path(__file__).resolve().parent / "agent_files"
+AGENT_FILES = Path(__file__).resolve().parent.parent / "agent_files"  # package data
 MAX_FILE_BYTES = 1_000_000
 KEPT = "kept (differs)"
 

@@ -5,7 +5,7 @@ stdio transport uses, refuses it, and the transport then drops the line without 
 client waits for its timeout. Here each such request is rewritten, before the SDK reads it,
 into the same request (same id and method) with parameters every method refuses, so the SDK
 answers it with JSON-RPC error -32602 (invalid params). A notification with one is dropped, as
-the SDK would do. Everything else passes unchanged. No `mcp` import: mcp_server.py wires it in.
+the SDK would do. Everything else passes unchanged. No `mcp` import: server.py wires it in.
 """
 
 from __future__ import annotations

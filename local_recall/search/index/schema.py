@@ -1,6 +1,6 @@
 """The index tables' columns in Arrow form, and the full-text tokenizer's options.
 
-Changing a column here changes what the tables hold: bump INDEX_FORMAT (index_plan.py) so every
+Changing a column here changes what the tables hold: bump INDEX_FORMAT (plan.py) so every
 index is rebuilt. pyarrow and numpy are imported inside the functions (they cost ~0.3 s).
 """
 

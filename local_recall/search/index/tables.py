@@ -1,6 +1,6 @@
 """The LanceDB database of the search index: its connection, its two tables and their meta
 file, what makes and deletes them, and what keeps them fast (`IndexTables`). The memory rows in
-them are index.py's (`MemoryIndex`), the queries index_search.py's.
+them are rows.py's (`MemoryIndex`), the queries queries.py's.
 
 The index is a cache — gitignored, rebuildable at any time from the files — so anything wrong
 with it (missing, corrupt, built by another embedder, written by an older version) leads to a
@@ -10,9 +10,9 @@ One table, `memories`, one row per memory of either kind, keyed `<kind>/<id>`, h
 metadata, full-text document and whole-text vector; a second, `passages`, one vector per
 sentence of multi-sentence memories (a memory scores by its best vector). Next to them,
 `meta.json` records which embedder made the vectors; a different embedder means a full rebuild,
-so vectors of two models are never mixed. Columns: index_schema.py.
+so vectors of two models are never mixed. Columns: schema.py.
 
-lancedb is imported here and in index_search.py only, lazily (the import costs ~2 s).
+lancedb is imported here and in queries.py only, lazily (the import costs ~2 s).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any, Final
 
 from local_recall.errors import IndexUnavailable
 from local_recall.repo.files import read_bytes_nofollow, through_symlink, write_text_atomic
-from local_recall.search.index_plan import IndexMeta
-from local_recall.search.index_schema import FTS_OPTIONS, passage_schema, table_schema
+from local_recall.search.index.plan import IndexMeta
+from local_recall.search.index.schema import FTS_OPTIONS, passage_schema, table_schema
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class IndexTables:
 
     def __init__(self, directory: Path, lock_path: Path, *, ann_threshold: int = 5_000) -> None:
         self.directory = directory
-        self.lock_path = lock_path  # one writer at a time across processes: index_sync.py
+        self.lock_path = lock_path  # one writer at a time across processes: sync.py
         self._ann_threshold = ann_threshold
         self._db: Any = None
         self._tables: dict[str, Any] = {}

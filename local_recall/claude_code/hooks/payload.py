@@ -1,6 +1,6 @@
 """A hook's input: Claude Code's stdin JSON, read with a bound and parsed into plain values.
 
-Values are typed NamedTuples, not dataclasses: cheaper to create at import (see hooks.py)."""
+Values are typed NamedTuples, not dataclasses: cheaper to create at import (see events.py)."""
 
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
 # ForwardRefs, compiling each one at import (~0.25 ms a field) on every prompt.

@@ -1,7 +1,7 @@
 """Installing local-recall into Claude Code: hooks in a settings file, the MCP server in .mcp.json.
 
 Claude Code silently ignores a whole settings file when one hook entry is invalid, so nothing is
-written that has not been checked: pure planners (install_plan.py, tested with literals) build
+written that has not been checked: pure planners (plan.py, tested with literals) build
 the new JSON documents from the old ones, `install`/`uninstall` validate them, write atomically,
 read the file back and validate again (restoring the old text if that fails). A file that is
 not valid JSON is refused untouched.
@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from local_recall.claude_code.guidance import (
+from local_recall.claude_code.install.guidance import (
     KEPT,
     GuidanceChange,
     guidance_dir,
     install_guidance,
     uninstall_guidance,
 )
-from local_recall.claude_code.install_plan import (
+from local_recall.claude_code.install.plan import (
     SCRIPT_NAMES,
     JSONObject,
     Launcher,

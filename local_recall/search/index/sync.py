@@ -2,7 +2,7 @@
 
     report = sync_memories(index, memories, embedder, progress=lambda done, total: ...)
 
-`index_plan.plan_index_sync` decides; this module reads the embedder, writes the tables through
+`plan.plan_index_sync` decides; this module reads the embedder, writes the tables through
 `MemoryIndex` and reports. It never draws progress: a caller that wants a bar passes a
 `ProgressCallback` (the CLI draws one with rich).
 """
@@ -22,8 +22,7 @@ from local_recall.memory.keywords import extract_keywords
 from local_recall.memory.model import Memory
 from local_recall.repo.locks import held_lock
 from local_recall.search.embedders import Embedder, canonical_ollama_model, embedder_fingerprint
-from local_recall.search.index import MemoryIndex
-from local_recall.search.index_plan import (
+from local_recall.search.index.plan import (
     INDEX_FORMAT,
     Fingerprint,
     IndexMeta,
@@ -35,6 +34,7 @@ from local_recall.search.index_plan import (
     plan_index_sync,
     row_key,
 )
+from local_recall.search.index.rows import MemoryIndex
 from local_recall.search.relevance import TermStats
 from local_recall.search.vector_cache import (
     TERMS_JSON,

@@ -3,7 +3,7 @@
     found = vector_search(index, query_vector, limit=50, kind="episodic")
 
 Each returns `Candidate`s (key and score: cosine similarity, or BM25) and raises
-IndexUnavailable when LanceDB cannot answer (index_candidates.py decides what then).
+IndexUnavailable when LanceDB cannot answer (candidates.py decides what then).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from local_recall.errors import IndexUnavailable
-from local_recall.search.index_schema import row_filter
-from local_recall.search.index_tables import PASSAGES, TABLE, IndexTables
+from local_recall.search.index.schema import row_filter
+from local_recall.search.index.tables import PASSAGES, TABLE, IndexTables
 
 if TYPE_CHECKING:
     import numpy as np
