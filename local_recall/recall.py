@@ -32,7 +32,6 @@ from local_recall.memory.model import (
     Memory,
     parse_scope,
 )
-from local_recall.memory.repair import Repair, Unfixable, repair_files
 from local_recall.memory.store import Created, MemoryFilters, MemoryStore, Scan, select_memories
 from local_recall.repo.config import Config, load_config, render_default_config
 from local_recall.repo.files import through_symlink, write_text_atomic
@@ -144,13 +143,8 @@ class Recall:
         """`save`, returning only the memory (new or the existing one)."""
         return self.save(subject, body, **options).memory
 
-    def resolve_id(self, memory_id: str, store: MemoryStore | None = None) -> str:
-        """A full id, or a unique prefix of one among `store`'s memories (default: episodic),
-        as git takes commit ids (memory/id_prefix.py)."""
-        return resolve_id(memory_id, lambda: (store or self.memories).scan().memories)
-
     def get(self, memory_id: str) -> Memory:
-        return self.memories.get(self.resolve_id(memory_id))
+        return self.memories.get(_resolve(self.memories, memory_id))
 
     def list(self, **filters: Unpack[MemoryFilters]) -> list[Memory]:
         """`select_memories` over the store; a given `scope` is checked first (InvalidInput)."""
@@ -168,13 +162,13 @@ class Recall:
         keywords: Sequence[str] | None = None,
         scope: str | None = None,
     ) -> Memory:
-        memory_id = self.resolve_id(memory_id)
+        memory_id = _resolve(self.memories, memory_id)
         return self.memories.update(memory_id, edit(subject, body, keywords, scope))
 
     def delete(self, memory_id: str) -> Memory:
         """Delete one memory and return what it was. An unparsable file can still be deleted
         by its id: the person asked for it explicitly."""
-        memory_id = self.resolve_id(memory_id)
+        memory_id = _resolve(self.memories, memory_id)
         try:
             memory: Memory | None = self.memories.get(memory_id)
         except InvalidMemoryFile:
@@ -194,15 +188,6 @@ class Recall:
     def scan(self) -> Scan:
         return self.memories.scan()
 
-    def repair(self) -> builtins.list[Repair | Unfixable]:
-        """`doctor --fix`: memory files the store skips for a wrong name or a missing subject,
-        occurred_at or frontmatter, renamed and completed in place (memory/repair.py)."""
-        scan, folder = self.memories.scan(), self.memories.directory
-        skipped = [p.path for p in scan.problems if p.path.parent == folder and p.path.suffix]
-        taken = {m.id for m in scan.memories} | {p.path.stem for p in scan.problems}
-        lock = self.memories.lock_path
-        return repair_files(skipped, taken=taken, new_id=self.settings.new_id, lock_path=lock)
-
     # --- review (lifecycle/review.py, docs/team.md#review) ------------------------------------
 
     @property
@@ -215,15 +200,13 @@ class Recall:
 
     def accept(self, ids: Sequence[str]) -> builtins.list[Memory]:
         """Mark memories reviewed (the `review` line is removed from each file)."""
-        return review.accept(self.memories, [self.resolve_id(i) for i in ids])
+        return review.accept(self.memories, [_resolve(self.memories, i) for i in ids])
 
     def reject(self, ids: Sequence[str]) -> builtins.list[Memory]:
         """Delete memories (any, reviewed or not) and remember their content hashes in
         rejected-hashes.txt, so no pipeline writes them again."""
-        wanted = [self.resolve_id(i) for i in ids]
-        return review.reject(
-            self.memories, wanted, self.rejected_path, self.settings.clock().date()
-        )
+        ids = [_resolve(self.memories, i) for i in ids]
+        return review.reject(self.memories, ids, self.rejected_path, self.settings.clock().date())
 
     def problems(self) -> tuple[InvalidMemoryFile, ...]:
         return self.memories.scan().problems + self.thinking.scan().problems
@@ -327,7 +310,7 @@ class Recall:
 
     def mark_still_true(self, memory_id: str) -> Memory:
         """A stale memory still holds: re-anchored at HEAD (its `commit` rewritten)."""
-        return self.lifecycle.mark_still_true(self.resolve_id(memory_id))
+        return self.lifecycle.mark_still_true(_resolve(self.memories, memory_id))
 
     def consolidation_plan(self) -> builtins.list[Proposal]:
         """Groups of near-duplicates (embedding neighbours + rapidfuzz), each with its proposal."""
@@ -337,6 +320,11 @@ class Recall:
     def apply_consolidation(self, proposals: Sequence[Proposal]) -> Applied:
         """Merge each group into its kept memory, delete the rest, remember their hashes."""
         return self.lifecycle.apply(proposals)
+
+
+def _resolve(store: MemoryStore, memory_id: str) -> str:
+    """A full id, or a unique prefix of one of `store`'s (memory/id_prefix.py: as git)."""
+    return resolve_id(memory_id, lambda: store.scan().memories)
 
 
 def init_repository(layout: Layout, config: Config) -> InitReport:

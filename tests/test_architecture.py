@@ -97,6 +97,7 @@ PURE = frozenset(
         "claude_code.hooks.payload",
         "claude_code.install.plan",
         "memory.model",
+        "memory.id_prefix",
         "memory.life",
         "search.text_terms",
         "search.limits",

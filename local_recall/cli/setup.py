@@ -205,10 +205,10 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
 
 def _fix_memory_files(app: AppContext) -> list[Check]:
     """`doctor --fix`: what was renamed or completed, and what could not be (memory/repair.py)."""
-    from local_recall.memory.repair import Repair
+    from local_recall.memory.repair import Repair, repair_store
 
     try:
-        results = app.recall.repair()
+        results = repair_store(app.recall.memories, app.settings.new_id)
     except RecallError as exc:
         return [Check("fix", FAIL, str(exc))]
     checks = []

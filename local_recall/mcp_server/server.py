@@ -41,6 +41,7 @@ from local_recall.mcp_server.shapes import (
     timeline_window,
 )
 from local_recall.mcp_server.stdin import answerable_stdin
+from local_recall.memory.id_prefix import resolve_id
 from local_recall.memory.model import (
     Memory,
     format_timestamp,
@@ -354,7 +355,8 @@ def _any_memory(recall: Recall, memory_id: str) -> Memory:
         return recall.get(memory_id)
     except MemoryNotFound:
         try:
-            return recall.summaries.get(recall.resolve_id(memory_id, recall.summaries))
+            summaries = recall.summaries
+            return summaries.get(resolve_id(memory_id, lambda: summaries.scan().memories))
         except (MemoryNotFound, InvalidMemoryId):
             pass
         raise

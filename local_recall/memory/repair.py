@@ -31,6 +31,7 @@ from local_recall.memory.model import (
     normalise_body,
     parse_memory_id,
 )
+from local_recall.memory.store import MemoryStore
 from local_recall.memory.store_files import MAX_FILE_BYTES
 from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter
 from local_recall.repo.files import read_bytes_nofollow, write_text_atomic
@@ -208,3 +209,12 @@ def _repair_one(path: Path, taken: set[str], new_id: Callable[[], str]) -> Repai
         return Unfixable(path, f"not fixed: {exc}")
     taken.add(plan.target.stem)
     return plan
+
+
+def repair_store(store: MemoryStore, new_id: Callable[[], str]) -> list[Repair | Unfixable]:
+    """`doctor --fix` on one store: the files its scan skips for a wrong name or a missing
+    subject, occurred_at or frontmatter, renamed and completed."""
+    scan, folder = store.scan(), store.directory
+    skipped = [p.path for p in scan.problems if p.path.parent == folder and p.path.suffix]
+    taken = {m.id for m in scan.memories} | {p.path.stem for p in scan.problems}
+    return repair_files(skipped, taken=taken, new_id=new_id, lock_path=store.lock_path)

@@ -20,6 +20,7 @@ from typing import Any
 
 from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
 from local_recall.lifecycle.staleness import Stale
+from local_recall.memory.id_prefix import resolve_id
 from local_recall.memory.model import Memory, parse_memory_id
 from local_recall.recall import Recall
 from local_recall.search.limits import MAX_LIMIT
@@ -144,7 +145,7 @@ class Viewer:
             return self.recall.get(memory_id)  # a full id or a unique prefix (Recall.resolve_id)
         except MemoryNotFound:
             thinking = self.recall.thinking
-            return thinking.get(self.recall.resolve_id(memory_id, thinking))
+            return thinking.get(resolve_id(memory_id, lambda: thinking.scan().memories))
 
     def memory(self, memory_id: str) -> dict[str, Any]:
         """One memory: the row, its body as markdown and as safe HTML, the frontmatter as
