@@ -32,7 +32,8 @@ from local_recall.memory.model import (
     Memory,
     parse_scope,
 )
-from local_recall.memory.store import Created, MemoryFilters, MemoryStore, Scan, select_memories
+from local_recall.memory.select import MemoryFilters, select_memories
+from local_recall.memory.store import Created, MemoryStore, Scan
 from local_recall.repo.config import Config, load_config, render_default_config
 from local_recall.repo.files import through_symlink, write_text_atomic
 from local_recall.repo.layout import Layout, ensure_gitignore, recall_dir_problem
@@ -151,6 +152,7 @@ class Recall:
         scope = filters.get("scope")
         if scope is not None:
             filters["scope"] = parse_scope(scope)
+            filters.setdefault("moved", self.lifecycle.moves())  # scopes follow renames
         return select_memories(self.memories.scan().memories, **filters)
 
     def update(
@@ -218,7 +220,7 @@ class Recall:
         stores, settings = (self.memories, self.thinking), self.settings
         embedder, clock = settings.make_embedder, settings.clock
         searcher = Searcher(self.layout, self.config, stores, embedder, clock)
-        searcher.lifecycle = self.lifecycle.life_of
+        searcher.lifecycle, searcher.moves = self.lifecycle.life_of, self.lifecycle.moves
         return searcher
 
     def query(

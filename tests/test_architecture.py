@@ -98,6 +98,8 @@ PURE = frozenset(
         "claude_code.install.plan",
         "memory.model",
         "memory.id_prefix",
+        "memory.scope_moves",
+        "memory.select",
         "memory.life",
         "search.text_terms",
         "search.limits",

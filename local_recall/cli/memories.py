@@ -11,7 +11,12 @@ from pathlib import Path
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, memory_row, parse_when, pass_app
-from local_recall.cli.notices import redaction_notice, skipped_files_notice, split_keywords
+from local_recall.cli.notices import (
+    follows_renames,
+    redaction_notice,
+    skipped_files_notice,
+    split_keywords,
+)
 from local_recall.errors import InvalidInput, InvalidMemoryFile
 from local_recall.memory.drafts import stored_scope
 from local_recall.memory.model import format_timestamp
@@ -95,6 +100,7 @@ def list_command(
     as_json: bool,
 ) -> None:
     """List memories, sorted by when they occurred."""
+    follows_renames(app.recall, scope)
     memories = app.recall.list(
         scope=scope,
         include_global=not no_global,

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
-from local_recall.cli.notices import skipped_files_notice
+from local_recall.cli.notices import follows_renames, skipped_files_notice
 from local_recall.search.index.sync import ProgressCallback
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import MODES, SearchQuery, check_query_text
@@ -124,6 +124,7 @@ def search(
         min_score=min_score,
         kind=kind,
     )
+    follows_renames(app.recall, scope)
     result = app.recall.query(wanted)
     skipped = skipped_files_notice(app.recall.scan().problems, app.settings.root)
     if skipped:

@@ -12,11 +12,15 @@ Either way the same code picks, so both paths show the same memories.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from local_recall.context.notes import Note, SummaryNote, finite
 from local_recall.context.prompt import PromptAsk
 from local_recall.context.session import SessionAsk, SessionNotes, pick_summaries, rank_for_session
+from local_recall.lifecycle.staleness import anchors_of
 from local_recall.memory.model import Memory, format_timestamp
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 
@@ -42,7 +46,20 @@ class ContextService:
     def prompt_notes(self, ask: PromptAsk) -> list[Note]:
         """The memories that may answer a prompt, best first, with their whole bodies."""
         query = SearchQuery(ask.query, limit=ask.limit, min_score=ask.min_score)
-        return [hit_note(hit) for hit in self.search(query).hits]
+        hits = self.search(query).hits
+        return self.checked([hit_note(hit) for hit in hits], [hit.memory for hit in hits])
+
+    def checked(self, notes: list[Note], memories: Sequence[Memory]) -> list[Note]:
+        """Each note's anchors looked at now, just before it is shown (as GitHub's Copilot
+        Memory checks its citations): one `lstat` per anchor of the few notes shown, no git.
+        The lifecycle snapshot knows renames and large changes but is as old as its HEAD; a
+        file deleted since, or never there (a hand-written memory has no commit to judge
+        from), is caught here and the note labelled stale (so it also ranks lower)."""
+        root = self.recall.root
+        return [
+            note if note.stale else note._replace(stale=missing_anchor(memory, root))
+            for note, memory in zip(notes, memories, strict=True)
+        ]
 
     def session_notes(self, ask: SessionAsk) -> SessionNotes:
         """The index's candidates (ranked for `ask.source`) and the summaries to show first."""
@@ -53,7 +70,9 @@ class ContextService:
         memories = self.recall.list()  # the store only: no index, no model
         lives = self.recall.lifecycle.life_of(memories)  # the cached snapshot: no git
         notes = [memory_note(m, life) for m, life in zip(memories, lives, strict=True)]
-        return len(notes), rank_for_session(notes, source)[:limit]
+        shown = rank_for_session(notes, source)[:limit]
+        by_id = {m.id: m for m in memories}
+        return len(notes), self.checked(shown, [by_id[note.id] for note in shown])
 
     def summaries(self, ask: SessionAsk) -> list[SummaryNote]:
         if ask.summaries <= 0:
@@ -65,6 +84,15 @@ class ContextService:
             branch=ask.branch,
             count=ask.summaries,
         )
+
+
+def missing_anchor(memory: Memory, root: Path) -> str:
+    """Why the memory is stale now: the first of its anchors missing from the working tree
+    (`lstat` only: a symlink counts as there, nothing is followed), else ""."""
+    for anchor in anchors_of(memory.applies_to, memory.files):
+        if not os.path.lexists(root / anchor):
+            return f"{anchor} does not exist (checked now)"
+    return ""
 
 
 def hit_note(hit: SearchHit) -> Note:
