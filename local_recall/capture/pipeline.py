@@ -53,7 +53,7 @@ from local_recall.capture.sources import (
 from local_recall.capture.summaries import SummaryInputs, SummarySink, write_summaries
 from local_recall.capture.transcripts.model import TranscriptFile
 from local_recall.capture.writer import MemorySink, MemoryWriter
-from local_recall.errors import RecallError
+from local_recall.errors import ExtractorUnavailable, RecallError
 from local_recall.memory.model import Provenance
 from local_recall.repo.config import ExtractionConfig
 from local_recall.repo.locks import LockBusy, held_lock
@@ -171,6 +171,11 @@ def run_pass(
             report_progress(total, total, "")
         except PassStopped as stop:
             tally.stopped = stop.reason
+        except ExtractorUnavailable as exc:  # remembered for `doctor` and the hooks, then raised
+            ledger.unavailable(str(exc))
+            raise
+        if tally.api_calls:
+            ledger.available()
 
         # 4. report
         if tally.changed:

@@ -11,6 +11,12 @@ from typing import TYPE_CHECKING
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
+from local_recall.cli.health import (
+    check_daemon,
+    check_extraction,
+    check_file_scopes,
+    check_unreviewed,
+)
 from local_recall.cli.next_steps import next_steps_text
 from local_recall.doctor import (
     FAIL,
@@ -185,6 +191,11 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
         checks.extend(check_memory_files(scan))
         checks.extend(check_search(search_health))
         checks.extend(check_stale(lambda: len(recall().stale_memories())))
+        checks.extend(check_unreviewed(lambda: len(recall().unreviewed())))
+        if isinstance(opened, Recall):
+            scopes = [(m.id, m.applies_to) for m in opened.scan().memories]
+            checks.extend(check_file_scopes(settings.root, scopes))
+    checks.extend(_runtime_checks(app, layout))
     checks.extend(check_python())
     checks.extend(check_claude_hooks(settings.root, settings.claude_config_dir, settings.which))
     checks.extend(check_claude_mcp(settings.root, settings.claude_config_dir, settings.which))
@@ -201,6 +212,17 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
             click.echo(f"[{marks[check.status]}] {check.name}: {check.detail}")
     if any(c.status == FAIL for c in checks):
         sys.exit(1)
+
+
+def _runtime_checks(app: AppContext, layout: Layout) -> list[Check]:
+    """The daemon (running, since, last pass) and extraction (failing since, why)."""
+    from local_recall.daemon.control import read_status
+
+    status = read_status(layout)
+    return [
+        *check_daemon(status.running, status.pid, status.status or {}),
+        *check_extraction(layout.state_dir, app.settings.clock()),
+    ]
 
 
 def _fix_memory_files(app: AppContext) -> list[Check]:

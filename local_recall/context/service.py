@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from local_recall.capture.health import read_health, warning_line
 from local_recall.context.notes import Note, SummaryNote, finite
 from local_recall.context.prompt import PromptAsk
 from local_recall.context.session import SessionAsk, SessionNotes, pick_summaries, rank_for_session
@@ -64,7 +65,13 @@ class ContextService:
     def session_notes(self, ask: SessionAsk) -> SessionNotes:
         """The index's candidates (ranked for `ask.source`) and the summaries to show first."""
         total, notes = self.index_notes(ask.source, ask.limit)
-        return SessionNotes(total, notes, self.summaries(ask))
+        return SessionNotes(total, notes, self.summaries(ask), self.health_warning())
+
+    def health_warning(self) -> str:
+        """One line when extraction has been failing a while (capture/health.py), else ""."""
+        now = self.recall.settings.clock()
+        health = read_health(self.recall.layout.state_dir, now)
+        return warning_line(health, now) if health is not None else ""
 
     def index_notes(self, source: str, limit: int) -> tuple[int, list[Note]]:
         memories = self.recall.list()  # the store only: no index, no model

@@ -229,6 +229,8 @@ class Daemon:
             return
         log.info("pass done (%s) in %.1f s", reason, time.monotonic() - started)
         self.status.record("pass", started, report)
+        if isinstance(result, PassReport):
+            self.status.failed("pass", result.errors)
 
     def _extract(self) -> object:
         """One pipeline pass. An extractor that cannot run (no `claude` on the daemon's PATH,

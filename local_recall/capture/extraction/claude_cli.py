@@ -97,13 +97,18 @@ def build_command(
 
 
 def read_cli_output(
-    returncode: int, stdout: str, *, answer_key: str = "memories"
+    returncode: int, stdout: str, *, answer_key: str = "memories", stderr: str = ""
 ) -> ModelAnswer | AttemptFailure:
     """Classify one finished run from its exit code and JSON result — error fields only
     (`is_error`, `api_error_status`, `subtype`, `result`), never the memories. `answer_key`:
-    the key a structured answer must hold ("memories": a list; "request" for a summary)."""
+    the key a structured answer must hold ("memories": a list; "request" for a summary).
+    Without a JSON result the CLI's own reason is on stderr: its last lines are the reason
+    (what a person needs to fix it: "Invalid API key", "Unable to connect to API")."""
     doc = _last_json_object(stdout)
     if doc is None or doc.get("type") != "result":
+        said = fold(" ".join(stderr.strip().splitlines()[-3:]))[-300:]
+        if said:
+            return AttemptFailure("transient", f"claude -p failed (exit {returncode}): {said}")
         shown = fold(stdout)[:200] or "(no output)"
         return AttemptFailure(
             "transient", f"unreadable output from claude (exit {returncode}): {shown}"
@@ -278,7 +283,7 @@ class ClaudeCliExtractor:
             except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
                 raise ExtractorUnavailable(f"{NOT_FOUND_MESSAGE} ({exc})") from exc
             try:
-                stdout, _ = proc.communicate(prompt, timeout=self.retry.timeout_seconds)
+                stdout, stderr = proc.communicate(prompt, timeout=self.retry.timeout_seconds)
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 return AttemptFailure(
@@ -287,7 +292,7 @@ class ClaudeCliExtractor:
             except BaseException:
                 _kill_group(proc)
                 raise
-        return read_cli_output(proc.returncode, stdout, answer_key=answer_key)
+        return read_cli_output(proc.returncode, stdout, answer_key=answer_key, stderr=stderr)
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
