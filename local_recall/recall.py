@@ -12,7 +12,7 @@ __all__ = ["InitReport", "Recall", "SearchQuery", "SearchResult", "Settings"]
 import builtins
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -36,7 +36,12 @@ from local_recall.memory.select import MemoryFilters, select_memories
 from local_recall.memory.store import Created, MemoryStore, Scan
 from local_recall.repo.config import Config, load_config, render_default_config
 from local_recall.repo.files import through_symlink, write_text_atomic
-from local_recall.repo.layout import Layout, ensure_gitignore, recall_dir_problem
+from local_recall.repo.layout import (
+    Layout,
+    claude_config_dir,
+    ensure_gitignore,
+    recall_dir_problem,
+)
 from local_recall.search.index.sync import IndexReport, ProgressCallback
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.searcher import Searcher
@@ -254,8 +259,7 @@ class Recall:
         return self.searcher.sync(rebuild=rebuild, progress=progress)
 
     def search_status(self) -> SearchStatus:
-        """Why the last search or sync of this repository ran degraded (fallback None: it did
-        not), as recorded for `doctor`. A caller's own search says so in its SearchResult."""
+        """Why the last search or sync ran degraded (None: it did not), as recorded for doctor."""
         return self.searcher.status()
 
     # --- capture (local_recall/capture/pipeline.py, docs/pipeline.md) -------------------------
@@ -271,18 +275,19 @@ class Recall:
         lock_timeout: float = 5.0,
         ended: Sequence[Path] = (),
         source: SessionSource | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> PassReport:
-        """One extraction pass (`capture.pipeline.run_pass` documents the arguments): new turns
-        of this repo's agent sessions become memories, then the index is synced. Expected
-        outcomes are report fields; raises ExtractorUnavailable when a call is needed and the
-        extractor cannot run, StorageError when state or a memory cannot be written."""
+        """One extraction pass (`capture.pipeline.run_pass` documents the arguments; `environ`:
+        the extractor's, default the settings'): new turns of this repo's agent sessions become
+        memories, then the index is synced. Raises ExtractorUnavailable when a call is needed
+        and the extractor cannot run, StorageError when state or a memory cannot be written."""
         # Imported here: the hooks open a Recall on their cold path and never run a pass.
         from local_recall.capture.pipeline import run_pass
 
         if not self.config.summaries.committed:
             ensure_gitignore(self.layout, summaries_committed=False)
         return run_pass(
-            pass_inputs(self),
+            pass_inputs(self, environ),
             extractor=extractor,
             progress=progress,
             transcripts=transcripts,
@@ -350,7 +355,7 @@ def init_repository(layout: Layout, config: Config) -> InitReport:
     return InitReport(layout.root, tuple(created), wrote_config, tuple(added), tuple(attributes))
 
 
-def pass_inputs(recall: Recall) -> PassInputs:
+def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> PassInputs:
     """What a capture pass needs from this repository: its paths, stores and config, the
     settings' clock, environment and PATH, and three services of the facade the pass may not
     import (it sits below): the commit checked out, the rejected hashes and similar memories."""
@@ -364,7 +369,7 @@ def pass_inputs(recall: Recall) -> PassInputs:
     return PassInputs(
         root=recall.root,
         state_dir=recall.layout.state_dir,
-        claude_config_dir=settings.claude_config_dir,
+        claude_config_dir=claude_config_dir(environ) if environ else settings.claude_config_dir,
         memories=recall.memories,
         thinking=recall.thinking,
         sync_index=recall.sync_index,
@@ -372,7 +377,7 @@ def pass_inputs(recall: Recall) -> PassInputs:
         thinking_enabled=config.thinking.enabled,
         ollama_host=config.embedder.ollama_host,
         clock=settings.clock,
-        environ=settings.environ,
+        environ=settings.environ if environ is None else environ,
         which=settings.which,
         head=lambda: current_head(recall.root, settings.environ),
         rejected_hashes=lambda: review.rejected_hashes(recall.rejected_path),

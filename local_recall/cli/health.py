@@ -11,12 +11,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from local_recall.daemon.session_env import differences
 from local_recall.doctor import FAIL, OK, WARN, Check
 from local_recall.errors import RecallError
 
 
-def check_daemon(running: bool, pid: int | None, data: Mapping[str, Any]) -> Iterable[Check]:
-    """Running? Since when, and what did its last pass do? (`data`: state/daemon.json)"""
+def check_daemon(
+    running: bool, pid: int | None, data: Mapping[str, Any], here: Mapping[str, str]
+) -> Iterable[Check]:
+    """Running? Since when, with whose environment, and what did its last pass do? (`data`:
+    state/daemon.json; `here`: the fingerprint of this shell's Claude Code variables)"""
     if not running:
         yield Check(
             "daemon",
@@ -26,6 +30,7 @@ def check_daemon(running: bool, pid: int | None, data: Mapping[str, Any]) -> Ite
         )
         return
     yield Check("daemon", OK, f"running (pid {pid}) since {data.get('started', '?')}")
+    yield _environment_check(data.get("environment"), here)
     last = data.get("last_pass")
     if isinstance(last, dict):
         report = last.get("report") if isinstance(last.get("report"), dict) else {}
@@ -37,6 +42,27 @@ def check_daemon(running: bool, pid: int | None, data: Mapping[str, Any]) -> Ite
             WARN if failed else OK,
             f"{last.get('at')} ({last.get('seconds')} s){failed}",
         )
+
+
+def _environment_check(described: object, here: Mapping[str, str]) -> Check:
+    """Whose Claude Code variables (API address, keys, proxy...) extraction runs with: the
+    latest session's, which its hooks sent (daemon/session_env.py); names only, never values."""
+    if not isinstance(described, Mapping):
+        return Check(
+            "daemon environment",
+            OK,
+            "extraction uses the environment the daemon started with (no session has sent "
+            "its own yet)",
+        )
+    theirs = described.get("variables")
+    shell = differences(theirs, here) if isinstance(theirs, Mapping) else []
+    differs = f"; differs from this shell in {', '.join(shell)}" if shell else ""
+    return Check(
+        "daemon environment",
+        OK,
+        f"extraction follows the environment of {described.get('from')} "
+        f"(received {described.get('at')}){differs}",
+    )
 
 
 def check_extraction(state_dir: Path, now: datetime) -> Iterable[Check]:

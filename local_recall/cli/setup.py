@@ -136,19 +136,27 @@ def _suggest_ollama(recall: Recall) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_app
 def uninstall(app: AppContext, scope: str, as_json: bool) -> None:
-    """Remove local-recall's hooks and MCP server from Claude Code (exactly what init added).
-    Memories and local-recall/ are kept."""
+    """Remove local-recall's hooks and MCP server from Claude Code (exactly what init added)
+    and stop the daemon. Memories and local-recall/ are kept."""
     from local_recall.claude_code.install.apply import uninstall as uninstall_claude
 
     settings = app.settings
     report = uninstall_claude(
         settings.root, claude_config_dir=settings.claude_config_dir, scope=scope
     )
+    # Left running, it would keep watching transcripts and calling `claude -p` (issue 24).
+    from local_recall.daemon.control import stop_daemon
+
+    stopped = stop_daemon(Layout(settings.root))
     if as_json:
-        emit_json([c.to_json() for c in report.changes])
+        daemon = {"what": "daemon", "action": "stopped", "pid": stopped.pid}
+        emit_json([c.to_json() for c in report.changes] + ([daemon] if stopped.was_running else []))
         return
     for change in report.changes:
         click.echo(f"Claude Code {change.what}: {change.action} {change.path}")
+    if stopped.was_running:
+        state = "stopped" if stopped.stopped else "asked to stop (still finishing its work)"
+        click.echo(f"daemon: {state} (pid {stopped.pid})")
 
 
 @cli.command()
@@ -217,10 +225,12 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
 def _runtime_checks(app: AppContext, layout: Layout) -> list[Check]:
     """The daemon (running, since, last pass) and extraction (failing since, why)."""
     from local_recall.daemon.control import read_status
+    from local_recall.daemon.session_env import fingerprint
 
     status = read_status(layout)
+    here = fingerprint(app.settings.environ)
     return [
-        *check_daemon(status.running, status.pid, status.status or {}),
+        *check_daemon(status.running, status.pid, status.status or {}, here),
         *check_extraction(layout.state_dir, app.settings.clock()),
     ]
 
