@@ -1,5 +1,5 @@
 """A real headless Chromium (selenium + Debian's chromedriver) and a real daemon serving the
-viewer, for tests/test_web_browser.py and docs/screenshots/make_screenshots.py."""
+viewer, for tests/web/test_web_browser.py and docs/screenshots/make_screenshots.py."""
 
 from __future__ import annotations
 

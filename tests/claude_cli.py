@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -147,3 +148,17 @@ def run_claude(
         timeout=timeout,
         check=False,
     )
+
+
+def lr(repo: Path, env: dict[str, str], *args: str) -> str:
+    """`local-recall ARGS` in `repo` (a real subprocess); its stdout, asserting it succeeded."""
+    done = subprocess.run(
+        [sys.executable, "-m", "local_recall", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.hook_runs import StandIn
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,3 +78,13 @@ def cli(repo: Path) -> CliRunner:
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
     return run
+
+
+@pytest.fixture
+def stand_in(repo: Path) -> Iterator[StandIn]:
+    """A stand-in daemon serving `repo`'s socket from literals (tests/hook_runs.py)."""
+    from tests.hook_runs import StandIn, served_as_daemon  # it imports this module
+
+    fake = StandIn()
+    with served_as_daemon(repo, fake.handle):
+        yield fake

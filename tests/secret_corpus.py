@@ -533,10 +533,10 @@ ORDINARY: list[str] = [
 
 
 def e2e_rule_samples(every: int = 4) -> list[PlantedSecret]:
-    """Samples of the vendored rules for the end-to-end tests (tests/test_safety_corpus.py):
+    """Samples of the vendored rules for the end-to-end tests (tests/safety/test_corpus.py):
     every `every`-th rule once, its form rotating through FORMS, so that each form goes
     through the real pipeline. Every rule in all four forms is checked on `redact` itself
-    (tests/test_redaction.py)."""
+    (tests/redaction/test_redaction.py)."""
     from tests.secret_rule_samples import FORMS, RULE_SAMPLES
 
     rules = sorted({s.rule for s in RULE_SAMPLES})

@@ -118,7 +118,7 @@ def demo_repository(root: Path) -> str:
         root,
         "Run the slow tests with -m slow",
         "The browser and daemon tests are marked "
-        "`slow`; CI runs them, locally use `pytest -m slow tests/test_web_browser.py`.",
+        "`slow`; CI runs them, locally use `pytest -m slow tests/web/test_web_browser.py`.",
         "2026-11-22T11:05:00Z",
         review="unreviewed",
         session=session,

@@ -371,7 +371,7 @@ def _toml_literal(value: Any) -> str:
 
 
 def render_config_table() -> str:
-    """The markdown table in docs/configuration.md (tests/test_config.py keeps them equal)."""
+    """The markdown table in docs/configuration.md (tests/repo/test_config.py keeps them equal)."""
     rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
     for section, keys in SCHEMA.items():
         for key, spec in keys.items():

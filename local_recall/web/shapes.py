@@ -1,6 +1,6 @@
 """What the viewer shows, decided over plain values: list filters parsed from a query string,
 one memory as a JSON row, the filtered and paginated page of the list, an edit's fingerprint.
-Decisions over values: no files, no framework (tested with literals in tests/test_web.py)."""
+Decisions over values: no files, no framework (tested with literals in tests/web/test_web.py)."""
 
 from __future__ import annotations
 

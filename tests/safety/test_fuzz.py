@@ -40,7 +40,7 @@ from local_recall.search.query import SearchQuery
 from local_recall.search.searcher import MODES
 from local_recall.settings import Settings
 from tests.conftest import clean_env, git_init
-from tests.test_hooks import assert_clean, hook_env, run_hook, served_as_daemon
+from tests.hook_runs import assert_clean, hook_env, run_hook, served_as_daemon
 
 # How many examples each fuzzer runs (per test run; hypothesis varies them between runs).
 EXAMPLES = {

@@ -40,6 +40,7 @@ from local_recall.recall import Recall
 from local_recall.search.index.plan import IndexPlan, plan_index_sync, row_key
 from local_recall.search.query import SearchQuery
 from local_recall.settings import Settings
+from tests.capture.test_pipeline import exchange_entries
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
 from tests.fake_anthropic import (
@@ -51,8 +52,7 @@ from tests.fake_anthropic import (
     tool_use_reply,
     visible_text,
 )
-from tests.test_hooks import StandIn, hook_env, prompt_input, stand_in  # noqa: F401
-from tests.test_pipeline import exchange_entries
+from tests.hook_runs import StandIn, hook_env, prompt_input
 
 KILL_ITERATIONS = 8
 SEED_MEMORIES = 260  # more than one EMBED_BATCH (256): a rebuild writes in two steps
@@ -367,7 +367,7 @@ def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
                 "LOCAL_RECALL_CLAUDE_BIN": claude,
                 "LOCAL_RECALL_EXTRACTION_MAX_ATTEMPTS": "1",
                 # The scripted model answers memory requests only; session summaries (a request
-                # of their own, tests/test_summaries*.py) are not what this test counts.
+                # of their own, tests/capture/test_summaries*.py) are not what this test counts.
                 "LOCAL_RECALL_SUMMARIES_ENABLED": "false",
             },
         )
@@ -508,7 +508,7 @@ def small_and_10_mb_prompt(repo: Path) -> tuple[Measured, Measured]:
 
 def test_10_mb_prompt_with_a_daemon_bounded_time_and_memory(
     repo: Path,
-    stand_in: StandIn,  # noqa: F811
+    stand_in: StandIn,
 ) -> None:
     small, big = small_and_10_mb_prompt(repo)
     for ran in (small, big):

@@ -281,7 +281,7 @@ def test_a_planted_or_broken_cache_reads_as_none(tmp_path: Path) -> None:
 
 
 def hook_decisions(repo: Path, prompts: Sequence[str], env: dict[str, str]) -> list[str]:
-    from tests.test_hooks import prompt_input, run_hook
+    from tests.hook_runs import prompt_input, run_hook
 
     found = []
     for prompt in prompts:
@@ -296,8 +296,8 @@ def test_the_same_prompts_get_the_same_decision_with_and_without_a_daemon(repo: 
     from local_recall.recall import Recall
     from local_recall.settings import Settings
     from tests.conftest import clean_env
-    from tests.test_daemon import lr, stop_and_reap, wait_for
-    from tests.test_hooks import hook_env, log_text
+    from tests.daemon_runs import lr, stop_and_reap, wait_for
+    from tests.hook_runs import hook_env, log_text
 
     recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
     recall.add("Run tests with make test", "Run the test suite with make test; it runs pytest.")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
-from tests.conftest import clean_env, git_init
+from tests.conftest import REPO_ROOT, clean_env, git_init
 from tests.fake_anthropic import (
     FakeAnthropic,
     JSONDict,
@@ -29,7 +29,7 @@ from tests.fake_anthropic import (
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
-PLUGIN_DIR = Path(__file__).resolve().parent.parent / "hooks"
+PLUGIN_DIR = REPO_ROOT / "hooks"
 SKILLS = ["reviewing-memory", "saving-memory", "using-memory"]
 COMMANDS = ["memories-review", "recall", "remember"]
 

@@ -6,14 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from local_recall.errors import InvalidInput
 from local_recall.mcp_server.shapes import (
@@ -29,6 +27,7 @@ from local_recall.recall import Recall
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.settings import Settings
 from tests.conftest import clean_env
+from tests.mcp_session import call, call_error, run_session
 
 ID_A = "00000000-0000-4000-8000-00000000000a"
 ID_B = "00000000-0000-4000-8000-00000000000b"
@@ -120,39 +119,6 @@ def test_server_start_does_not_import_the_index_or_embedder() -> None:
 
 
 # --- the real server over stdio -----------------------------------------------------------------
-
-
-def run_session(
-    root: Path, body: Callable[[Client], Awaitable[None]], *, cwd: Path | None = None
-) -> None:
-    """Start `python -m local_recall mcp` for `root` (via LOCAL_RECALL_ROOT, from `cwd`)."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "local_recall", "mcp"],
-        env=clean_env({"LOCAL_RECALL_ROOT": str(root)}),
-        cwd=str(cwd or root),
-    )
-
-    async def main() -> None:
-        async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
-            await body(client)
-
-    anyio.run(main)
-
-
-async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-async def call_error(client: Client, tool: str, arguments: dict[str, Any]) -> str:
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error, result.structured_content
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert isinstance(text, str)
-    return text
 
 
 def seed(root: Path) -> dict[str, str]:

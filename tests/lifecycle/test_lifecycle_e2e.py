@@ -16,10 +16,9 @@ from local_recall.daemon.control import stop_daemon
 from local_recall.recall import Recall
 from local_recall.repo.layout import Layout
 from local_recall.settings import Settings
-from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
+from tests.claude_cli import claude_or_fail, lr, offline_env, requires_claude, run_claude
 from tests.conftest import clean_env, git_init
 from tests.fake_anthropic import FakeAnthropic, default_responder, visible_text
-from tests.test_hooks_e2e import lr
 
 pytestmark = [pytest.mark.slow, requires_claude]
 

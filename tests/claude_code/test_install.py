@@ -40,7 +40,7 @@ from local_recall.claude_code.install.plan import (
 from local_recall.doctor import check_claude_cli, check_claude_hooks, check_claude_mcp
 from local_recall.errors import InvalidClaudeSettings
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
-from tests.conftest import clean_env, git_init
+from tests.conftest import REPO_ROOT, clean_env, git_init
 from tests.fake_anthropic import (
     FakeAnthropic,
     JSONDict,
@@ -558,7 +558,7 @@ def test_cli_user_scope_writes_under_claude_config_dir(repo: Path, tmp_path: Pat
 def test_plugin_hooks_and_server_match_what_init_writes() -> None:
     """The plugin runs the same hooks as `init`, with `local-recall` from PATH."""
     on_path = Launcher(("local-recall",))
-    plugin = Path(__file__).resolve().parent.parent / "hooks"
+    plugin = REPO_ROOT / "hooks"
     hooks = read(plugin / "hooks" / "hooks.json")
     assert hooks["hooks"] == plan_settings_install({}, on_path)["hooks"]
     server = read(plugin / ".mcp.json")["mcpServers"]["local-recall"]
@@ -572,7 +572,7 @@ def test_plugin_hooks_and_server_match_what_init_writes() -> None:
 
 # --- end to end with the real Claude Code CLI ---------------------------------------------------
 
-PLUGIN_DIR = Path(__file__).resolve().parent.parent / "hooks"
+PLUGIN_DIR = REPO_ROOT / "hooks"
 # Hooks must not leave a daemon or an extraction run behind when the test ends, and the prompt
 # hook skips its search (it runs, which is what these tests check; docs/hooks.md tests the rest).
 QUIET_HOOKS = {

@@ -403,7 +403,7 @@ def test_check_refuses_bad_staged_memory_files(cli: CliRunner, repo: Path) -> No
 
 
 def test_prompt_hook_marks_unreviewed_memories_or_leaves_them_out(repo: Path) -> None:
-    from tests.test_hooks import hook_env, prompt_input, run_hook
+    from tests.hook_runs import hook_env, prompt_input, run_hook
 
     recall = _recall(repo)
     recall.save(
@@ -437,7 +437,7 @@ def test_prompt_hook_marks_unreviewed_memories_or_leaves_them_out(repo: Path) ->
 def test_mcp_saves_are_unreviewed_and_search_rows_say_so(repo: Path) -> None:
     from mcp import Client
 
-    from tests.test_mcp_server import call, run_session
+    from tests.mcp_session import call, run_session
 
     person = _recall(repo).add("Retry on EINTR in the reader", "The reader retries on EINTR.")
     config = repo / "local-recall" / "config.toml"

@@ -33,14 +33,14 @@ from local_recall.memory.drafts import make_draft
 from local_recall.recall import Recall
 from local_recall.redaction.secrets import find_secrets, redact
 from local_recall.settings import Settings
-from tests import test_pipeline
+from tests.capture import test_pipeline
+from tests.capture.test_pipeline import ScriptedExtractor, World, exchange_entries, model, new_part
 from tests.claude_cli import requires_claude
 from tests.conftest import CliRunner, Result, clean_env
 from tests.fake_anthropic import Reply, error_reply, visible_text
+from tests.mcp_session import call, run_session
 from tests.secret_corpus import DASH5, KINDS, ORDINARY, PlantedSecret, e2e_rule_samples
 from tests.secret_corpus import PLANTED as HAND_WRITTEN
-from tests.test_mcp_server import call, run_session
-from tests.test_pipeline import ScriptedExtractor, World, exchange_entries, model, new_part
 
 # Fixtures shared with test_pipeline: pytest finds them by name in this module.
 world = test_pipeline.world

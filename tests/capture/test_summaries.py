@@ -41,8 +41,8 @@ from local_recall.errors import InvalidInput
 from local_recall.recall import Recall
 from local_recall.repo.git_head import read_git_head
 from local_recall.settings import Settings
+from tests.capture.test_pipeline import exchange_entries
 from tests.conftest import git_init
-from tests.test_pipeline import exchange_entries
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 FIELDS = SummaryFields(

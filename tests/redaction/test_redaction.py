@@ -24,10 +24,11 @@ from local_recall.redaction.secrets import (
     remove_private,
     scan_paths,
 )
+from tests.conftest import REPO_ROOT
 from tests.secret_corpus import DASH5, KINDS, ORDINARY, PLANTED, PlantedSecret, anthropic_key, rand
 from tests.secret_rule_samples import FORMS, INCOMPLETE, RULE_SAMPLES, UNSATISFIED
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = REPO_ROOT
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -8,7 +8,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 from local_recall.daemon.control import stop_daemon
 from local_recall.daemon.query_client import socket_paths
 from local_recall.repo.layout import Layout
-from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
+from tests.claude_cli import claude_or_fail, lr, offline_env, requires_claude, run_claude
 from tests.conftest import clean_env, git_init
 from tests.fake_anthropic import FakeAnthropic, default_responder, visible_text
 
@@ -26,19 +25,6 @@ pytestmark = [pytest.mark.slow, requires_claude]
 
 SECRET_WORD = "BLUEBERRY-42"
 ANSWER = "The answer from the fake model."
-
-
-def lr(repo: Path, env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "local_recall", *args],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from local_recall.capture.transcripts.project_dirs import encode_project_dir
-from local_recall.daemon.control import DaemonLock, lock_holder, read_status, stop_daemon
+from local_recall.daemon.control import DaemonLock, lock_holder, read_status
 from local_recall.daemon.query_client import ask, socket_paths
 from local_recall.daemon.schedule import (
     PERIODIC_REASON,
@@ -33,10 +33,11 @@ from local_recall.daemon.schedule import (
     repo_transcript_dirs,
 )
 from local_recall.repo.layout import Layout
+from tests.capture.test_pipeline import exchange_entries, model
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
+from tests.daemon_runs import daemon_env, lr, status_json, stop_and_reap, wait_for
 from tests.fake_anthropic import FakeAnthropic
-from tests.test_pipeline import exchange_entries, model
 
 T = Timers(
     debounce_seconds=2.0,
@@ -162,48 +163,6 @@ def test_status_of_a_repo_that_never_ran_a_daemon(tmp_path: Path) -> None:
 # --- the real daemon (slow: it loads the embedder) --------------------------------------------
 
 
-def daemon_env(repo: Path, **extra: str) -> dict[str, str]:
-    env = clean_env(
-        {
-            "CLAUDE_CONFIG_DIR": str(repo.parent / "claude-config"),
-            "LOCAL_RECALL_EXTRACTION_ENABLED": "false",
-        }
-    )
-    env.update(extra)
-    return env
-
-
-def lr(
-    repo: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "local_recall", "--root", str(repo), *args],
-        capture_output=True,
-        text=True,
-        env=env or daemon_env(repo),
-        timeout=timeout,
-        cwd=repo,
-    )
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 30.0, step: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"condition not met within {timeout} s")
-
-
-def status_json(repo: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((repo / "local-recall" / "state" / "daemon.json").read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def search(repo: Path, query: str, env: dict[str, str]) -> list[dict[str, Any]]:
     reply = ask(socket_paths(repo.resolve(), env), {"op": "search", "query": query}, 5.0)
     assert reply is not None and reply["ok"], reply
@@ -223,13 +182,6 @@ def running(repo: Path) -> Iterator[dict[str, str]]:
         yield env
     finally:
         stop_and_reap(repo)
-
-
-def stop_and_reap(repo: Path) -> None:
-    layout = Layout(repo)
-    result = stop_daemon(layout, wait_seconds=20)
-    if not result.stopped and result.pid:
-        os.kill(result.pid, signal.SIGKILL)
 
 
 @pytest.mark.slow

@@ -1,0 +1,151 @@
+"""Running a hook as Claude Code runs it (a subprocess, JSON on stdin) and standing in for its
+daemon (the real QueryServer answering from literals): shared by the hook, safety, relevance
+and lifecycle tests."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from local_recall.daemon.query_client import POINTER_NAME, socket_paths
+from local_recall.daemon.query_server import QueryServer
+from tests.conftest import clean_env
+
+MEMORY_ID = "0b7a4f7e-1c55-4b8a-9d7e-3f1f2c9a8e01"
+HIT: dict[str, Any] = {
+    "id": MEMORY_ID,
+    "subject": "Use filelock for cross-process dedup",
+    "score": 0.91,
+    "applies_to": "global",
+    "occurred_at": "2025-03-01T10:00:00Z",
+    "keywords": ["filelock"],
+    "snippet": "We use filelock ...",
+    "tokens": 30,
+    "kind": "episodic",
+    "path": "/x.md",
+    "body": "We use filelock because two sessions may save the same memory at once.",
+}
+NOTE: dict[str, Any] = {k: HIT[k] for k in ("id", "subject", "occurred_at", "applies_to")}
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def context(self) -> str:
+        """The additionalContext of a hook's output (asserting the output is well-formed)."""
+        data = json.loads(self.stdout)
+        assert set(data) == {"hookSpecificOutput"}
+        inner = data["hookSpecificOutput"]
+        assert set(inner) == {"hookEventName", "additionalContext"}
+        return str(inner["additionalContext"])
+
+
+def hook_env(repo: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = clean_env(
+        {
+            "CLAUDE_PROJECT_DIR": str(repo),
+            "CLAUDE_CONFIG_DIR": str(repo.parent / "claude-config"),
+            "LOCAL_RECALL_HOOKS_START_DAEMON": "false",
+            "LOCAL_RECALL_EXTRACTION_ENABLED": "false",
+        }
+    )
+    env.update(extra or {})
+    return env
+
+
+def run_hook(
+    event: str,
+    stdin: bytes,
+    repo: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 30,
+) -> Ran:
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "local_recall", "hook", event],
+        input=stdin,
+        capture_output=True,
+        cwd=repo,
+        env=dict(env) if env is not None else hook_env(repo),
+        timeout=timeout,
+    )
+    return Ran(
+        proc.returncode,
+        proc.stdout.decode("utf-8"),
+        proc.stderr.decode("utf-8", "replace"),
+        time.monotonic() - started,
+    )
+
+
+def prompt_input(prompt: str, repo: Path) -> bytes:
+    return json.dumps(
+        {
+            "session_id": "s1",
+            "transcript_path": str(repo / "t.jsonl"),
+            "cwd": str(repo),
+            "permission_mode": "default",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        }
+    ).encode()
+
+
+class StandIn:
+    """Answers like the daemon, from literals, and records what it was asked."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.reply: dict[str, Any] | None = None  # overrides every answer when set
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(request)
+        if self.reply is not None:
+            return self.reply
+        op = request.get("op")
+        if op == "search":
+            return {"ok": True, "hits": [HIT]}
+        if op == "index_summary":
+            return {"ok": True, "total": 7, "notes": [NOTE]}
+        if op == "transcript_done":
+            return {"ok": True, "queued": True}
+        return {"ok": False, "error": "unknown op"}
+
+
+@contextlib.contextmanager
+def served_as_daemon(
+    repo: Path, handle: Callable[[dict[str, Any]], dict[str, Any]]
+) -> Iterator[None]:
+    """`handle` answers where the daemon would serve, announced the way it announces itself."""
+    pointer = repo / "local-recall" / "state" / POINTER_NAME
+    server = QueryServer(socket_paths(repo.resolve(), hook_env(repo)), handle, pointer=pointer)
+    server.start()
+    try:
+        yield
+    finally:
+        server.close()
+
+
+def log_text(repo: Path) -> str:
+    path = repo / "local-recall" / "recall.log"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def assert_clean(ran: Ran) -> None:
+    """Exit 0; stdout empty or exactly one JSON object; nothing on stderr."""
+    assert ran.returncode == 0
+    assert ran.stderr == ""
+    if ran.stdout:
+        ran.context()
+    assert "Traceback" not in ran.stdout
