@@ -18,10 +18,10 @@ import pytest
 
 from local_recall.daemon.control import lock_holder, stop_daemon
 from local_recall.repo.layout import Layout
+from tests.capture.test_pipeline import echo_memories, model
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.conftest import clean_env, git_init
 from tests.fake_anthropic import STRUCTURED_OUTPUT_TOOL, FakeAnthropic, tool_names, visible_text
-from tests.test_pipeline import echo_memories, model
 
 pytestmark = [pytest.mark.slow, requires_claude]
 

@@ -12,7 +12,7 @@ from local_recall.lifecycle.staleness import Anchored, CommitChanges, FileChange
 from local_recall.recall import Recall
 from local_recall.settings import Settings
 from tests.conftest import CliRunner, clean_env
-from tests.test_hooks import hook_env, run_hook
+from tests.hook_runs import hook_env, run_hook
 
 GONE = "11111111-1111-4111-8111-111111111111"
 MOVED = "22222222-2222-4222-8222-222222222222"

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from local_recall.capture.transcripts.project_dirs import encode_project_dir
+from tests.capture.test_pipeline import exchange_entries
 from tests.conftest import clean_env
-from tests.test_hooks import hook_env, run_hook
-from tests.test_pipeline import exchange_entries
+from tests.hook_runs import hook_env, run_hook
 
 # What the real CLI prints when it cannot authenticate: on stderr, with no JSON result.
 REFUSAL = "Invalid API key · Please run /login"

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from tests.conftest import CliRunner
-from tests.test_mcp_server import call, call_error, run_session
+from tests.mcp_session import call, call_error, run_session
 
 ONE = "09394837-1111-4111-8111-111111111111"
 TWO = "0939aaaa-2222-4222-8222-222222222222"
