@@ -25,6 +25,19 @@ class InvalidMemoryId(InvalidInput):
         self.value = value
 
 
+class AmbiguousMemoryId(InvalidInput):
+    """A short id (a prefix) that more than one memory's id starts with."""
+
+    def __init__(self, prefix: str, candidates: list[tuple[str, str]]) -> None:
+        shown = "; ".join(f"{memory_id} {subject[:60]}" for memory_id, subject in candidates[:10])
+        more = f"; and {len(candidates) - 10} more" if len(candidates) > 10 else ""
+        super().__init__(
+            f"ambiguous id {prefix!r}: {len(candidates)} memories start with it: {shown}{more}"
+        )
+        self.prefix = prefix
+        self.candidates = candidates
+
+
 class MemoryNotFound(RecallError):
     def __init__(self, memory_id: str) -> None:
         super().__init__(f"no memory with id {memory_id}")

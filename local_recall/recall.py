@@ -11,7 +11,7 @@ __all__ = ["InitReport", "Recall", "SearchQuery", "SearchResult", "Settings"]
 
 import builtins
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -27,17 +27,12 @@ from local_recall.lifecycle.setup import InitReport, init_repository
 from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.drafts import edit, make_draft
-from local_recall.memory.model import Memory, parse_memory_id, parse_scope
-from local_recall.memory.store import (
-    Created,
-    Deleted,
-    MemoryFilters,
-    MemoryStore,
-    Scan,
-    select_memories,
-)
+from local_recall.memory.id_prefix import resolve_id
+from local_recall.memory.model import Memory, parse_scope
+from local_recall.memory.select import MemoryFilters, select_memories
+from local_recall.memory.store import Created, Deleted, MemoryStore, Scan
 from local_recall.repo.config import Config, load_config
-from local_recall.repo.layout import ensure_gitignore, recall_dir_problem
+from local_recall.repo.layout import claude_config_dir, ensure_gitignore, recall_dir_problem
 from local_recall.search.index.sync import IndexReport, ProgressCallback
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.searcher import Searcher
@@ -151,14 +146,14 @@ class Recall:
         return self.save(subject, body, **options).memory
 
     def get(self, memory_id: str) -> Memory:
-        memory_id = parse_memory_id(memory_id)
-        return self.memories.get(memory_id)
+        return self.memories.get(_resolve(self.memories, memory_id))
 
     def list(self, **filters: Unpack[MemoryFilters]) -> list[Memory]:
         """`select_memories` over the store; a given `scope` is checked first (InvalidInput)."""
         scope = filters.get("scope")
         if scope is not None:
             filters["scope"] = parse_scope(scope)
+            filters.setdefault("moved", self.lifecycle.moves())  # scopes follow renames
         return select_memories(self.memories.scan().memories, **filters)
 
     def update(
@@ -170,7 +165,7 @@ class Recall:
         keywords: Sequence[str] | None = None,
         scope: str | None = None,
     ) -> Memory:
-        memory_id = parse_memory_id(memory_id)
+        memory_id = _resolve(self.memories, memory_id)
         return self.memories.update(memory_id, edit(subject, body, keywords, scope))
 
     def delete(self, memory_id: str) -> Memory:
@@ -180,7 +175,7 @@ class Recall:
     def forget(self, memory_id: str) -> Deleted:
         """Delete every file claiming the id: `<id>.md` and the id spelled otherwise (never read,
         but left behind they stay in the tree). An unparsable file too: the person asked."""
-        memory_id = parse_memory_id(memory_id)
+        memory_id = _resolve(self.memories, memory_id)
         try:
             memory: Memory | None = self.memories.get(memory_id)
         except InvalidMemoryFile:
@@ -208,11 +203,12 @@ class Recall:
 
     def accept(self, ids: Sequence[str]) -> builtins.list[Memory]:
         """Mark memories reviewed (the `review` line is removed from each file)."""
-        return review.accept(self.memories, ids)
+        return review.accept(self.memories, [_resolve(self.memories, i) for i in ids])
 
     def reject(self, ids: Sequence[str]) -> builtins.list[Memory]:
         """Delete memories (any, reviewed or not) and remember their content hashes in
         rejected-hashes.txt, so no pipeline writes them again."""
+        ids = [_resolve(self.memories, i) for i in ids]
         return review.reject(self.memories, ids, self.rejected_path, self.settings.clock().date())
 
     def problems(self) -> tuple[InvalidMemoryFile, ...]:
@@ -226,7 +222,7 @@ class Recall:
         stores, settings = (self.memories, self.thinking), self.settings
         embedder, clock = settings.make_embedder, settings.clock
         searcher = Searcher(self.layout, self.config, stores, embedder, clock)
-        searcher.lifecycle = self.lifecycle.life_of
+        searcher.lifecycle, searcher.moves = self.lifecycle.life_of, self.lifecycle.moves
         return searcher
 
     def query(
@@ -272,28 +268,26 @@ class Recall:
         return self.searcher.sync(rebuild=rebuild, progress=progress)
 
     def search_status(self) -> SearchStatus:
-        """Why the last search or sync of this repository ran degraded (fallback None: it did
-        not), as recorded for `doctor`. A caller's own search says so in its SearchResult."""
+        """Why the last search or sync ran degraded (None: it did not), as recorded for doctor."""
         return self.searcher.status()
 
     # --- capture (local_recall/capture/pipeline.py, docs/pipeline.md) -------------------------
 
-    def sync_transcripts(self, **options: Unpack[PassOptions]) -> PassReport:
+    def sync_transcripts(
+        self, *, environ: Mapping[str, str] | None = None, **options: Unpack[PassOptions]
+    ) -> PassReport:
         """One extraction pass (`capture.pipeline.run_pass` documents the options): new turns
-        of this repo's agent sessions become memories, then the index is synced. Expected
-        outcomes are report fields; raises ExtractorUnavailable when a call is needed and the
-        extractor cannot run, StorageError when state or a memory cannot be written."""
-        # Imported here: the hooks open a Recall on their cold path and never run a pass.
-        from local_recall.capture.pipeline import run_pass
+        of this repo's agent sessions become memories, then the index is synced. Raises
+        ExtractorUnavailable when the extractor cannot run, StorageError on a failed write."""
+        from local_recall.capture.pipeline import run_pass  # here: the hooks never run a pass
+        from local_recall.capture.sessions.sources import with_agent_passes
 
         if not self.config.summaries.committed:
             ensure_gitignore(self.layout, summaries_committed=False)
-        inputs = pass_inputs(self)
+        inputs = pass_inputs(self, environ)  # environ: the extractor's (default: settings')
         if any(options.get(key) is not None for key in ("source", "transcripts", "only_path")):
             return run_pass(inputs, **options)
         one_pass = functools.partial(run_pass, inputs, **options)
-        from local_recall.capture.sessions.sources import with_agent_passes
-
         # Claude Code's sessions, then those of the agents opted in to (`init --agent`)
         return with_agent_passes(
             one_pass(), one_pass, self.root, self.layout.state_dir, self.settings.environ
@@ -318,7 +312,7 @@ class Recall:
 
     def mark_still_true(self, memory_id: str) -> Memory:
         """A stale memory still holds: re-anchored at HEAD (its `commit` rewritten)."""
-        return self.lifecycle.mark_still_true(parse_memory_id(memory_id))
+        return self.lifecycle.mark_still_true(_resolve(self.memories, memory_id))
 
     def consolidation_plan(self) -> builtins.list[Proposal]:
         """Groups of near-duplicates (embedding neighbours + rapidfuzz), each with its proposal."""
@@ -359,7 +353,12 @@ def org_service(recall: Recall) -> OrgService:
     )
 
 
-def pass_inputs(recall: Recall) -> PassInputs:
+def _resolve(store: MemoryStore, memory_id: str) -> str:
+    """A full id, or a unique prefix of one of `store`'s (memory/id_prefix.py: as git)."""
+    return resolve_id(memory_id, lambda: store.scan().memories)
+
+
+def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> PassInputs:
     """What a capture pass needs from this repository: its paths, stores and config, the
     settings' clock, environment and PATH, and three services of the facade the pass may not
     import (it sits below): the commit checked out, the rejected hashes and similar memories."""
@@ -373,7 +372,7 @@ def pass_inputs(recall: Recall) -> PassInputs:
     return PassInputs(
         root=recall.root,
         state_dir=recall.layout.state_dir,
-        claude_config_dir=settings.claude_config_dir,
+        claude_config_dir=claude_config_dir(environ) if environ else settings.claude_config_dir,
         memories=recall.memories,
         thinking=recall.thinking,
         sync_index=recall.sync_index,
@@ -381,7 +380,7 @@ def pass_inputs(recall: Recall) -> PassInputs:
         thinking_enabled=config.thinking.enabled,
         ollama_host=config.embedder.ollama_host,
         clock=settings.clock,
-        environ=settings.environ,
+        environ=settings.environ if environ is None else environ,
         which=settings.which,
         head=lambda: current_head(recall.root, settings.environ),
         rejected_hashes=lambda: review.rejected_hashes(recall.rejected_path),

@@ -236,4 +236,5 @@ class Executor:
         attempts = entry.attempts + 1
         self.tally.errors.append(f"{entry.path}: {reason}")
         log.warning("extraction of %s failed (attempt %d): %s", entry.path, attempts, reason)
-        self.ledger.record(failed(entry, reason, retry_at=self.now + retry_delay(attempts)))
+        retry_at = self.now + retry_delay(attempts)
+        self.ledger.record(failed(entry, reason, retry_at=retry_at, now=self.now))

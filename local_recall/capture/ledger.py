@@ -82,6 +82,19 @@ class Ledger:
         self.state = replace(self.state, paused_until=until)
         save_state(self.state_dir, self.state)
 
+    def unavailable(self, reason: str) -> None:
+        """The extractor cannot run (ExtractorUnavailable): remembered, with since when, for
+        `doctor`, `daemon status` and the session-start warning (capture/health.py)."""
+        since = self.state.unavailable_since or self.now
+        self.state = replace(self.state, unavailable_since=since, unavailable_reason=reason[:500])
+        save_state(self.state_dir, self.state)
+
+    def available(self) -> None:
+        """The extractor answered again."""
+        if self.state.unavailable_since is not None:
+            self.state = replace(self.state, unavailable_since=None, unavailable_reason=None)
+            save_state(self.state_dir, self.state)
+
     def entry(self, key: str, session_id: str) -> TranscriptState:
         return self.state.get(key) or TranscriptState(key, session_id)
 

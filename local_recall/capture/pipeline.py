@@ -31,7 +31,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -42,6 +42,7 @@ from local_recall.capture.extraction.prompt import Extractor
 from local_recall.capture.extraction.summary_prompt import Summariser
 from local_recall.capture.ledger import Ledger
 from local_recall.capture.pipeline_plan import plan_pass
+from local_recall.capture.pipeline_state import load_state, save_state
 from local_recall.capture.report import PassReport, Tally
 from local_recall.capture.sources import (
     ClaudeCodeSessions,
@@ -53,7 +54,7 @@ from local_recall.capture.sources import (
 from local_recall.capture.summaries import SummaryInputs, SummarySink, write_summaries
 from local_recall.capture.transcripts.model import TranscriptFile
 from local_recall.capture.writer import MemorySink, MemoryWriter
-from local_recall.errors import RecallError
+from local_recall.errors import ExtractorUnavailable, RecallError
 from local_recall.memory.model import Provenance
 from local_recall.repo.config import ExtractionConfig
 from local_recall.repo.locks import LockBusy, held_lock
@@ -171,11 +172,35 @@ def run_pass(
             report_progress(total, total, "")
         except PassStopped as stop:
             tally.stopped = stop.reason
+        except ExtractorUnavailable as exc:  # remembered for `doctor` and the hooks, then raised
+            ledger.unavailable(str(exc))
+            raise
+        if tally.api_calls:
+            ledger.available()
 
         # 4. report
         if tally.changed:
             _sync_index(inputs, tally)
         return tally.report(time.monotonic() - started)
+
+
+def retry_failed_now(state_dir: Path, lock_timeout: float = 1.0) -> int:
+    """Make every transcript waiting out a failure's backoff due now (the daemon does this when
+    a session brings another environment: the failures were most likely the old one's).
+    Returns how many; 0 when a pass holds the lock (it will record its own outcome)."""
+    try:
+        with held_lock(state_dir / LOCK_FILENAME, timeout=lock_timeout):
+            loaded = load_state(state_dir)
+            waiting = [t for t in loaded.state.transcripts.values() if t.next_retry_at]
+            state = loaded.state
+            for entry in waiting:
+                state = state.with_transcript(replace(entry, next_retry_at=None))
+            if waiting:
+                save_state(state_dir, state)
+            return len(waiting)
+    except (LockBusy, RecallError) as exc:
+        log.info("failed transcripts not retried now: %s", exc)
+        return 0
 
 
 def _executor(

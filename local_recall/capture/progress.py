@@ -36,6 +36,7 @@ class TranscriptState:
     next_retry_at: datetime | None = None
     last_error: str | None = None
     processed_at: datetime | None = None
+    failing_since: datetime | None = None  # the first failure of the current streak
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +54,7 @@ class TranscriptState:
             "next_retry_at": _when(self.next_retry_at),
             "last_error": self.last_error,
             "processed_at": _when(self.processed_at),
+            "failing_since": _when(self.failing_since),
         }
 
     @classmethod
@@ -75,6 +77,7 @@ class TranscriptState:
             next_retry_at=_parse_when(data.get("next_retry_at")),
             last_error=None if data.get("last_error") is None else str(data["last_error"]),
             processed_at=_parse_when(data.get("processed_at")),
+            failing_since=_parse_when(data.get("failing_since")),
         )
 
 
@@ -83,6 +86,9 @@ class PipelineState:
     transcripts: Mapping[str, TranscriptState] = field(default_factory=lambda: MappingProxyType({}))
     # Set when the API said "rate limited": no extraction before this time (all transcripts).
     paused_until: datetime | None = None
+    # The extractor could not run at all (no `claude`, bad credentials): since when, and why.
+    unavailable_since: datetime | None = None
+    unavailable_reason: str | None = None
 
     def get(self, path: str) -> TranscriptState | None:
         return self.transcripts.get(path)
@@ -96,6 +102,8 @@ class PipelineState:
         return {
             "version": STATE_VERSION,
             "paused_until": _when(self.paused_until),
+            "unavailable_since": _when(self.unavailable_since),
+            "unavailable_reason": self.unavailable_reason,
             "transcripts": {p: t.to_json() for p, t in sorted(self.transcripts.items())},
         }
 
@@ -122,17 +130,21 @@ def advanced(
         next_retry_at=None,
         last_error=None,
         processed_at=now,
+        failing_since=None,
     )
 
 
-def failed(entry: TranscriptState, reason: str, *, retry_at: datetime) -> TranscriptState:
-    """`entry` after one more failed attempt, to be tried again at `retry_at`."""
+def failed(
+    entry: TranscriptState, reason: str, *, retry_at: datetime, now: datetime | None = None
+) -> TranscriptState:
+    """`entry` after one more failed attempt at `now`, to be tried again at `retry_at`."""
     return replace(
         entry,
         attempts=entry.attempts + 1,
         failures=entry.failures + 1,
         next_retry_at=retry_at,
         last_error=reason[:500],
+        failing_since=entry.failing_since or now,
     )
 
 
@@ -154,9 +166,12 @@ def state_from_json(data: Mapping[str, Any]) -> tuple[PipelineState, tuple[str, 
             dropped.append(f"dropped the entry for {key}: {exc}")
     try:
         paused = _parse_when(data.get("paused_until"))
+        down = _parse_when(data.get("unavailable_since"))
     except (ValueError, TypeError):
-        paused = None
-    return PipelineState(MappingProxyType(entries), paused), tuple(dropped)
+        paused = down = None
+    why = data.get("unavailable_reason")
+    why = str(why)[:500] if down is not None and why is not None else None
+    return PipelineState(MappingProxyType(entries), paused, down, why), tuple(dropped)
 
 
 def _when(moment: datetime | None) -> str | None:

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from local_recall.capture.health import ExtractionHealth, describe, read_health
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.errors import RecallError
 
@@ -69,11 +70,14 @@ def daemon_status(app: AppContext, as_json: bool) -> None:
     """Is the daemon running, and what did it do last? Exit 3 when it is not running."""
     from local_recall.daemon.control import read_status
 
-    status = read_status(app.settings.layout)
+    layout = app.settings.layout
+    status = read_status(layout)
+    health = read_health(layout.state_dir, app.settings.clock()) or ExtractionHealth()
     if as_json:
-        emit_json(status.to_json())
+        emit_json({**status.to_json(), "extraction": health.to_json()})
     elif not status.running:
         click.echo("not running")
+        click.echo(f"  extraction: {describe(health)}")
     else:
         data = status.status or {}
         click.echo(f"running (pid {status.pid})")
@@ -88,6 +92,7 @@ def daemon_status(app: AppContext, as_json: bool) -> None:
         counts = data.get("counts")
         if isinstance(counts, dict):
             click.echo("  counts: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        click.echo(f"  extraction: {describe(health)}")
         for error in data.get("last_errors") or []:
             click.echo(f"  error {error.get('at')} [{error.get('where')}]: {error.get('error')}")
     if not status.running:

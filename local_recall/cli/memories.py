@@ -11,7 +11,14 @@ from pathlib import Path
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, memory_row, parse_when, pass_app
-from local_recall.errors import InvalidInput
+from local_recall.cli.notices import (
+    follows_renames,
+    redaction_notice,
+    skipped_files_notice,
+    split_keywords,
+)
+from local_recall.errors import InvalidInput, InvalidMemoryFile
+from local_recall.memory.drafts import stored_scope
 from local_recall.memory.model import format_timestamp
 from local_recall.repo.files import through_symlink
 from local_recall.repo.layout import Layout
@@ -22,10 +29,11 @@ from local_recall.repo.layout import Layout
 @click.option("--body", "-b", default=None, help="Markdown body; read from stdin when absent.")
 @click.option(
     "--keyword",
+    "--keywords",
     "-k",
     "keywords",
     multiple=True,
-    help="Repeat for several; extracted automatically when none is given.",
+    help="Repeat, or separate with commas (-k a,b); extracted automatically when none is given.",
 )
 @click.option(
     "--scope",
@@ -48,13 +56,24 @@ def add(
         if sys.stdin is None or sys.stdin.isatty():
             raise InvalidInput("no body: pass --body or pipe the body on stdin")
         body = sys.stdin.read()
-    result = app.recall.save(
-        subject, body, keywords=list(keywords) or None, scope=scope, source="cli"
-    )
+    given = split_keywords(keywords)
+    result = app.recall.save(subject, body, keywords=given or None, scope=scope, source="cli")
+    if result.created:
+        stored = result.memory
+        _notice(
+            redaction_notice(
+                [subject, body, *given], [stored.subject, stored.body, *stored.keywords]
+            )
+        )
     if as_json:
         emit_json({**memory_row(result.memory), "created": result.created})
     else:
         click.echo(result.memory.id)
+
+
+def _notice(line: str | None) -> None:
+    if line:
+        click.echo(line, err=True)
 
 
 @cli.command(name="list")
@@ -81,6 +100,7 @@ def list_command(
     as_json: bool,
 ) -> None:
     """List memories, sorted by when they occurred."""
+    follows_renames(app.recall, scope)
     memories = app.recall.list(
         scope=scope,
         include_global=not no_global,
@@ -90,6 +110,7 @@ def list_command(
         newest_first=newest_first,
         limit=limit,
     )
+    _notice(skipped_files_notice(app.recall.scan().problems, app.settings.root))
     if as_json:
         emit_json([memory_row(m) for m in memories])
         return
@@ -134,7 +155,14 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
 @click.argument("memory_id")
 @click.option("--subject", "-s", default=None, help="New subject.")
 @click.option("--body", "-b", default=None, help="New body ('-' reads it from stdin).")
-@click.option("--keyword", "-k", "keywords", multiple=True, help="Replace the keywords.")
+@click.option(
+    "--keyword",
+    "--keywords",
+    "-k",
+    "keywords",
+    multiple=True,
+    help="Replace the keywords (repeat, or separate with commas).",
+)
 @click.option("--scope", default=None, help="New scope.")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
 @pass_app
@@ -147,18 +175,114 @@ def edit(
     scope: str | None,
     as_json: bool,
 ) -> None:
-    """Change fields of a memory (the content hash is recomputed)."""
+    """Change fields of a memory (the content hash is recomputed). Without options: open it in
+    $EDITOR (subject, keywords, applies_to and body are taken from what you save)."""
     if body == "-":
         body = sys.stdin.read()
     if subject is None and body is None and not keywords and scope is None:
-        raise InvalidInput("nothing to change: give --subject, --body, --keyword or --scope")
+        _edit_in_editor(app, memory_id, as_json)  # no flags: the file in $EDITOR
+        return
+    given = split_keywords(keywords)
     memory = app.recall.update(
-        memory_id, subject=subject, body=body, keywords=list(keywords) or None, scope=scope
+        memory_id, subject=subject, body=body, keywords=given or None, scope=scope
     )
+    stored = [memory.subject if subject is not None else "", memory.body if body else ""]
+    given_texts = [t for t in (subject, body) if t is not None] + given
+    _notice(redaction_notice(given_texts, stored + (list(memory.keywords) if given else [])))
     if as_json:
         emit_json(memory_row(memory))
     else:
         click.echo(memory.id)
+
+
+@cli.command()
+@click.option("--scope", default="global", show_default=True, help="The scope to start with.")
+@click.option(
+    "--from",
+    "from_file",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="Start from this draft (one a failed `new` kept) instead of the template.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
+@pass_app
+def new(app: AppContext, scope: str, from_file: str | None, as_json: bool) -> None:
+    """Write a new memory in $EDITOR (a memory file to fill in) and add it; print its id."""
+    from local_recall.memory.hand_edit import new_memory_text, read_edited
+
+    template = new_memory_text(app.settings.clock(), stored_scope(scope))
+    start = Path(from_file).read_text("utf-8") if from_file else template
+    text, draft = _in_editor(app, start, "new-memory")
+    if text.strip() in ("", template.strip()):
+        click.echo("not saved: the file was left unchanged", err=True)
+        sys.exit(1)
+    try:
+        edited = read_edited(text, draft, app.settings.clock())
+    except InvalidMemoryFile as exc:
+        raise InvalidInput(
+            f"not saved: {exc.reason}; your text is kept in {draft} "
+            f"(`local-recall new --from {draft}`)"
+        ) from None
+    keywords = list(edited.keywords) or None
+    result = app.recall.save(
+        edited.subject, edited.body, keywords=keywords, scope=edited.applies_to, source="cli"
+    )
+    draft.unlink(missing_ok=True)
+    stored = result.memory
+    _notice(redaction_notice([edited.subject, edited.body], [stored.subject, stored.body]))
+    if not result.created:
+        click.echo(f"local-recall: the same text is already memory {stored.id}", err=True)
+    if as_json:
+        emit_json({**memory_row(stored), "created": result.created})
+    else:
+        click.echo(stored.id)
+
+
+def _in_editor(app: AppContext, text: str, name: str) -> tuple[str, Path]:
+    """Open `text` in the user's editor ($VISUAL, $EDITOR, else vi) as a file in the state
+    folder (kept there if what was saved cannot be used); the saved text and that file."""
+    from local_recall.repo.files import write_text_atomic
+
+    environ = app.settings.environ
+    editor = environ.get("VISUAL") or environ.get("EDITOR") or "vi"
+    draft = app.recall.layout.state_dir / f"{name}.md"
+    draft.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(draft, text)
+    try:
+        click.edit(filename=str(draft), editor=editor, env=dict(environ))
+    except click.ClickException as exc:
+        raise InvalidInput(f"cannot run the editor {editor!r}: {exc.format_message()}") from None
+    return draft.read_text("utf-8"), draft
+
+
+def _edit_in_editor(app: AppContext, memory_id: str, as_json: bool) -> None:
+    from local_recall.memory.hand_edit import read_edited
+
+    memory = app.recall.get(memory_id)
+    assert memory.path is not None
+    before = memory.path.read_text("utf-8")
+    text, draft = _in_editor(app, before, f"edit-{memory.id}")
+    if text == before:
+        draft.unlink(missing_ok=True)
+        click.echo("unchanged", err=True)
+        return
+    try:
+        edited = read_edited(text, draft, app.settings.clock(), memory.id)
+    except InvalidMemoryFile as exc:
+        raise InvalidInput(f"not saved: {exc.reason}; your text is kept in {draft}") from None
+    updated = app.recall.update(
+        memory.id,
+        subject=edited.subject,
+        body=edited.body,
+        keywords=list(edited.keywords),
+        scope=edited.applies_to,
+    )
+    draft.unlink(missing_ok=True)
+    _notice(redaction_notice([edited.subject, edited.body], [updated.subject, updated.body]))
+    if as_json:
+        emit_json(memory_row(updated))
+    else:
+        click.echo(updated.id)
 
 
 @cli.command()

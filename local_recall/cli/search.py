@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
+from local_recall.cli.notices import follows_renames, skipped_files_notice
 from local_recall.search.index.sync import ProgressCallback
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import MODES, SearchQuery, check_query_text
@@ -135,9 +136,13 @@ def search(
         min_score=min_score,
         kind=kind,
     )
+    follows_renames(app.recall, scope)
     result = app.recall.query(wanted, org=("live" if live else True) if org else False)
     for note in result.notes:
         click.echo(f"warning: {note}", err=True)
+    skipped = skipped_files_notice(app.recall.scan().problems, app.settings.root)
+    if skipped:
+        click.echo(skipped, err=True)
     if as_json:
         emit_json([hit.to_json() for hit in result.hits])
         return

@@ -7,13 +7,22 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
+from local_recall.cli.health import (
+    check_daemon,
+    check_extraction,
+    check_file_scopes,
+    check_unreviewed,
+)
+from local_recall.cli.next_steps import next_steps_text
 from local_recall.doctor import (
     FAIL,
+    OK,
+    WARN,
     Check,
     check_claude_cli,
     check_claude_hooks,
@@ -27,8 +36,13 @@ from local_recall.doctor import (
     check_stale,
 )
 from local_recall.errors import RecallError
-from local_recall.logs import log_to_repo
+from local_recall.logs import escape_controls, log_to_repo
 from local_recall.recall import Recall
+from local_recall.repo.git_exclude import exclude_locally
+from local_recall.repo.layout import Layout
+
+# Written by init (the MCP approval): this user's, never the team's (docs/install.md).
+LOCAL_SETTINGS = ".claude/settings.local.json"
 
 if TYPE_CHECKING:
     from local_recall.search.status import IndexHealth
@@ -90,6 +104,9 @@ def init(
     ]
     now_ns = time.time_ns()
     record_opt_in(app.recall.layout.state_dir, add=chosen, now_ns=now_ns)  # their sessions
+    excluded = None
+    if not no_claude and (report.root / LOCAL_SETTINGS).is_file():
+        excluded = exclude_locally(report.root, LOCAL_SETTINGS, app.settings.environ)
     if as_json:
         emit_json(
             {
@@ -100,6 +117,7 @@ def init(
                 "gitattributes_added": list(report.gitattributes_added),
                 "claude": [c.to_json() for c in claude.changes],
                 "agents": [c.to_json() for c in others],
+                "excluded": str(excluded) if excluded else None,
             }
         )
         return
@@ -117,7 +135,10 @@ def init(
         click.echo(f"  {other.agent}: {other.action} {other.path}")
     if any(c.agent == "codex" and c.action in ("created", "updated") for c in others):
         click.echo("  codex: trust the project hooks once in Codex (/hooks) before they run")
+    if excluded is not None:
+        click.echo(f"  {excluded}: added /{LOCAL_SETTINGS} (personal: kept out of git)")
     _suggest_ollama(app.recall)
+    click.echo(next_steps_text(None if no_claude else scope))
 
 
 def _suggest_ollama(recall: Recall) -> None:
@@ -175,21 +196,41 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
     state = settings.layout.state_dir  # a user cache when the checkout is read-only
     if state.is_dir():
         record_opt_in(state, remove=chosen, now_ns=time.time_ns())
+    # Left running, it would keep watching transcripts and calling `claude -p` (issue 24); a
+    # hook of an agent still wired starts it again when it needs it.
+    from local_recall.daemon.control import stop_daemon
+
+    stopped = stop_daemon(settings.layout) if "claude" in chosen else None
+    if stopped is not None and not stopped.was_running:
+        stopped = None
     if as_json:
-        emit_json([c.to_json() for c in report.changes] + [c.to_json() for c in others])
+        changes: list[Any] = [c.to_json() for c in report.changes]
+        changes += [c.to_json() for c in others]
+        if stopped is not None:
+            changes.append({"what": "daemon", "action": "stopped", "pid": stopped.pid})
+        emit_json(changes)
         return
     for change in report.changes:
         click.echo(f"Claude Code {change.what}: {change.action} {change.path}")
     for other in others:
         click.echo(f"{other.agent}: {other.action} {other.path}")
+    if stopped is not None:
+        state_text = "stopped" if stopped.stopped else "asked to stop (still finishing its work)"
+        click.echo(f"daemon: {state_text} (pid {stopped.pid})")
 
 
 @cli.command()
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="First rename misnamed memory files to their id and fill in missing fields.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @pass_app
-def doctor(app: AppContext, as_json: bool) -> None:
+def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
     """Check configuration, memory files and environment. Exit 1 if anything failed."""
     settings = app.settings
+    fixed = _fix_memory_files(app) if fix else []
     layout = settings.layout
     try:  # opened once; a config error is reported by the checks that need the repository
         opened: Recall | RecallError = app.recall
@@ -218,6 +259,11 @@ def doctor(app: AppContext, as_json: bool) -> None:
         checks.extend(check_memory_files(scan))
         checks.extend(check_search(search_health))
         checks.extend(check_stale(lambda: len(recall().stale_memories())))
+        checks.extend(check_unreviewed(lambda: len(recall().unreviewed())))
+        if isinstance(opened, Recall):
+            scopes = [(m.id, m.applies_to) for m in opened.scan().memories]
+            checks.extend(check_file_scopes(settings.root, scopes))
+    checks.extend(_runtime_checks(app, layout))
     checks.extend(check_python())
     checks.extend(check_claude_hooks(settings.root, settings.claude_config_dir, settings.which))
     checks.extend(check_claude_mcp(settings.root, settings.claude_config_dir, settings.which))
@@ -228,6 +274,7 @@ def doctor(app: AppContext, as_json: bool) -> None:
     if isinstance(opened, Recall):
         config, user_config = opened.config, settings.user_config_path
         checks.extend(check_destinations(config, settings.environ, user_config))
+    checks = fixed + checks
     if as_json:
         emit_json([c.to_json() for c in checks])
     else:
@@ -236,6 +283,37 @@ def doctor(app: AppContext, as_json: bool) -> None:
             click.echo(f"[{marks[check.status]}] {check.name}: {check.detail}")
     if any(c.status == FAIL for c in checks):
         sys.exit(1)
+
+
+def _runtime_checks(app: AppContext, layout: Layout) -> list[Check]:
+    """The daemon (running, since, last pass) and extraction (failing since, why)."""
+    from local_recall.daemon.control import read_status
+    from local_recall.daemon.session_env import fingerprint
+
+    status = read_status(layout)
+    here = fingerprint(app.settings.environ)
+    return [
+        *check_daemon(status.running, status.pid, status.status or {}, here),
+        *check_extraction(layout.state_dir, app.settings.clock()),
+    ]
+
+
+def _fix_memory_files(app: AppContext) -> list[Check]:
+    """`doctor --fix`: what was renamed or completed, and what could not be (memory/repair.py)."""
+    from local_recall.memory.repair import Repair, repair_store
+
+    try:
+        results = repair_store(app.recall.memories, app.settings.new_id)
+    except RecallError as exc:
+        return [Check("fix", FAIL, str(exc))]
+    checks = []
+    for result in results:
+        if isinstance(result, Repair):
+            detail = f"{result.source} → {result.target.name}: {'; '.join(result.changes)}"
+            checks.append(Check("fixed", OK, escape_controls(detail)))
+        else:
+            checks.append(Check("fix", WARN, escape_controls(f"{result.source}: {result.reason}")))
+    return checks
 
 
 @cli.command()

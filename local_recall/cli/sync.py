@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from local_recall.capture.health import describe, read_health
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.errors import RecallError
 
@@ -88,7 +89,8 @@ def sync(app: AppContext, as_json: bool, transcript: str | None, ended: tuple[st
     finally:
         signal.signal(signal.SIGTERM, previous)
     if as_json:
-        emit_json(report.to_json())
+        health = read_health(app.recall.layout.state_dir, app.settings.clock())
+        emit_json({**report.to_json(), "extraction": health.to_json() if health else None})
     elif report.stopped == "already_running":
         pass
     elif report.stopped == "disabled":
@@ -111,5 +113,8 @@ def sync(app: AppContext, as_json: bool, transcript: str | None, ended: tuple[st
     if not as_json:
         for line in (*report.notes, *report.errors):
             click.echo(f"local-recall: {line}", err=True)
+        health = read_health(app.recall.layout.state_dir, app.settings.clock())
+        if health is not None and not health.ok:  # e.g. "5 skipped": they wait for a retry
+            click.echo(f"local-recall: extraction {describe(health)}", err=True)
     if report.errors:
         sys.exit(1)

@@ -12,16 +12,22 @@ Either way the same code picks, so both paths show the same memories.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from local_recall.capture.health import read_health, warning_line
 from local_recall.context.notes import Note, SummaryNote, finite
 from local_recall.context.prompt import PromptAsk
 from local_recall.context.session import SessionAsk, SessionNotes, pick_summaries, rank_for_session
+from local_recall.lifecycle.staleness import anchors_of
+from local_recall.memory.life import Life
 from local_recall.memory.model import Memory, format_timestamp
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 
 if TYPE_CHECKING:
-    from local_recall.memory.life import Life
     from local_recall.recall import Recall
 
 
@@ -44,24 +50,48 @@ class ContextService:
         too (docs/org.md). Only where the index is open (the daemon): the org copy is a
         LanceDB dataset, which a hook's own process must not import."""
         if self.use_index and self.recall.config.org.hook:
-            return self.recall.query(query, sync=False, org="mirror")
-        return self.search(query)
+            result = self.recall.query(query, sync=False, org="mirror")
+        else:
+            result = self.search(query)
+        return replace(
+            result, hits=tuple(checked_hit(hit, self.recall.root) for hit in result.hits)
+        )
 
     def prompt_notes(self, ask: PromptAsk) -> list[Note]:
         """The memories that may answer a prompt, best first, with their whole bodies."""
         query = SearchQuery(ask.query, limit=ask.limit, min_score=ask.min_score)
         return [hit_note(hit) for hit in self.prompt_search(query).hits]
 
+    def checked(self, notes: list[Note], memories: Sequence[Memory]) -> list[Note]:
+        """Each note's anchors looked at now, just before it is shown (as GitHub's Copilot
+        Memory checks its citations): one `lstat` per anchor of the few notes shown, no git.
+        The lifecycle snapshot knows renames and large changes but is as old as its HEAD; a
+        file deleted since, or never there (a hand-written memory has no commit to judge
+        from), is caught here and the note labelled stale (so it also ranks lower)."""
+        root = self.recall.root
+        return [
+            note if note.stale else note._replace(stale=missing_anchor(memory, root))
+            for note, memory in zip(notes, memories, strict=True)
+        ]
+
     def session_notes(self, ask: SessionAsk) -> SessionNotes:
         """The index's candidates (ranked for `ask.source`) and the summaries to show first."""
         total, notes = self.index_notes(ask.source, ask.limit)
-        return SessionNotes(total, notes, self.summaries(ask))
+        return SessionNotes(total, notes, self.summaries(ask), self.health_warning())
+
+    def health_warning(self) -> str:
+        """One line when extraction has been failing a while (capture/health.py), else ""."""
+        now = self.recall.settings.clock()
+        health = read_health(self.recall.layout.state_dir, now)
+        return warning_line(health, now) if health is not None else ""
 
     def index_notes(self, source: str, limit: int) -> tuple[int, list[Note]]:
         memories = self.recall.list()  # the store only: no index, no model
         lives = self.recall.lifecycle.life_of(memories)  # the cached snapshot: no git
         notes = [memory_note(m, life) for m, life in zip(memories, lives, strict=True)]
-        return len(notes), rank_for_session(notes, source)[:limit]
+        shown = rank_for_session(notes, source)[:limit]
+        by_id = {m.id: m for m in memories}
+        return len(notes), self.checked(shown, [by_id[note.id] for note in shown])
 
     def summaries(self, ask: SessionAsk) -> list[SummaryNote]:
         if ask.summaries <= 0:
@@ -79,6 +109,24 @@ def shown_subject(hit: SearchHit) -> str:
     """The subject a hook shows: an org hit's names its repository, so a memory of another
     repository never reads as one of this one's."""
     return hit.subject if hit.repo is None else f"[{hit.repo}] {hit.subject}"
+
+
+def checked_hit(hit: SearchHit, root: Path) -> SearchHit:
+    """`hit`, labelled stale when one of its anchors is missing now (`ContextService.checked`);
+    an org hit's anchors are another repository's, never looked for here."""
+    if hit.stale or hit.repo is not None:
+        return hit
+    reason = missing_anchor(hit.memory, root)
+    return replace(hit, life=replace(hit.life or Life(), stale=reason)) if reason else hit
+
+
+def missing_anchor(memory: Memory, root: Path) -> str:
+    """Why the memory is stale now: the first of its anchors missing from the working tree
+    (`lstat` only: a symlink counts as there, nothing is followed), else ""."""
+    for anchor in anchors_of(memory.applies_to, memory.files):
+        if not os.path.lexists(root / anchor):
+            return f"{anchor} does not exist (checked now)"
+    return ""
 
 
 def hit_note(hit: SearchHit) -> Note:

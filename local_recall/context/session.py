@@ -44,6 +44,7 @@ SESSION_SOURCES = ("startup", "resume", "clear", "compact")
 CONTINUED_SOURCES = ("compact", "clear")
 MIN_CUT_CHARS = 200  # a continued session's summary cut shorter than this is not worth showing
 MAX_SUMMARIES = 20  # whatever a caller asks for
+MAX_HEALTH_CHARS = 600
 
 
 # --- the question and its answer -----------------------------------------------------------
@@ -98,6 +99,7 @@ class SessionNotes(NamedTuple):
     total: int
     notes: list[Note]
     summaries: list[SummaryNote]
+    health: str = ""  # one line when extraction has been failing a while (capture/health.py)
 
     def to_reply(self) -> dict[str, Any]:
         return {
@@ -105,6 +107,7 @@ class SessionNotes(NamedTuple):
             "total": self.total,
             "notes": [n.to_json() for n in self.notes],
             "summaries": [n.to_json() for n in self.summaries],
+            "health": self.health,
         }
 
     @classmethod
@@ -112,10 +115,12 @@ class SessionNotes(NamedTuple):
         """The hook's side: malformed entries are dropped, never fatal."""
         notes = notes_from_json(reply.get("notes"))
         total = reply.get("total")
+        health = reply.get("health")
         return cls(
             total if isinstance(total, int) else len(notes),
             notes,
             summaries_from_json(reply.get("summaries")),
+            health[:MAX_HEALTH_CHARS] if isinstance(health, str) else "",
         )
 
 
@@ -276,7 +281,10 @@ def session_context(
     index_tokens: int,
     summary_tokens: int,
 ) -> str:
-    """The summaries (at most half of Claude Code's cut), then the index in what is left."""
+    """A warning when extraction fails, the summaries (at most half of Claude Code's cut),
+    then the index in what is left."""
+    # A file in state/ may be planted: the line is data in the wrapper like any memory.
+    health = wrap([one_line(found.health)[:MAX_HEALTH_CHARS]]) if found.health else ""
     summaries = render_summaries(
         found.summaries,
         source=source,
@@ -289,6 +297,6 @@ def session_context(
         total=found.total,
         source=source,
         budget_tokens=index_tokens,
-        max_chars=MAX_CONTEXT_CHARS - len(summaries) - 1,
+        max_chars=MAX_CONTEXT_CHARS - len(summaries) - len(health) - 2,
     )
-    return "\n".join(part for part in (summaries, index) if part)
+    return "\n".join(part for part in (health, summaries, index) if part)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from local_recall.context.service import ContextService, shown_subject
 from local_recall.context.session import SessionAsk
 from local_recall.daemon.query_client import Reply
+from local_recall.daemon.session_env import session_environment
 from local_recall.errors import InvalidInput
 from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
@@ -68,6 +69,7 @@ class QueryService:
         on_transcript_done: Callable[[str], None],
         describe: Callable[[], dict[str, Any]],
         on_query: Callable[[], None] = lambda: None,
+        on_session_env: Callable[[dict[str, str], str], None] = lambda env, session: None,
     ) -> None:
         self._context = ContextService(recall)
         # Serialises searches (one Searcher is not meant for concurrent use) and swaps.
@@ -75,9 +77,16 @@ class QueryService:
         self._on_transcript_done = on_transcript_done
         self._describe = describe
         self._on_query = on_query
+        self._on_session_env = on_session_env
 
     def handle(self, request: dict[str, Any]) -> Reply:
         op = request.get("op")
+        if op in ("index_summary", "transcript_done") and "env" in request:
+            # the session's Claude Code variables: extraction runs with the latest session's
+            env = session_environment(request["env"])
+            if env is not None:
+                session = request.get("session_id")
+                self._on_session_env(env, session if isinstance(session, str) else "")
         if op == "ping":
             return {"ok": True, **self._describe()}
         if op == "search":

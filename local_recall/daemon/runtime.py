@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from local_recall import __version__
+from local_recall.capture.pipeline import retry_failed_now
 from local_recall.capture.report import PassReport
 from local_recall.capture.transcripts.discovery import git_worktrees, root_forms
 from local_recall.daemon.control import DaemonLock, lock_holder
@@ -35,13 +36,14 @@ from local_recall.daemon.schedule import (
     decide,
     is_memory_file_event,
     is_transcript_event,
-    repo_transcript_dirs,
 )
+from local_recall.daemon.session_env import LatestSession
 from local_recall.daemon.status import StatusFile, format_utc
 from local_recall.daemon.ui import DaemonUi
-from local_recall.daemon.watches import Watches
+from local_recall.daemon.watches import Watches, transcript_dirs
 from local_recall.errors import ExtractorUnavailable
 from local_recall.recall import Recall
+from local_recall.repo.layout import claude_config_dir
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,7 @@ class Inbox:
         self._memory_at: float | None = None
         self._transcript_at: float | None = None
         self._done = False
+        self._ended: set[str] = set()
         self._last_pass = last_pass
         self._activity = now
 
@@ -70,10 +73,19 @@ class Inbox:
             self._transcript_at = time.monotonic()
             self._cond.notify_all()
 
-    def transcript_done(self) -> None:
+    def transcript_done(self, path: str = "") -> None:
+        """A session ended or is compacting: a pass now, summarising `path` (absolute)."""
         with self._cond:
             self._done = True
+            if path and os.path.isabs(path):
+                self._ended.add(path)
             self._cond.notify_all()
+
+    def take_ended(self) -> list[Path]:
+        """The transcripts whose session ended since last asked (their summary is due)."""
+        with self._cond:
+            ended, self._ended = [Path(path) for path in self._ended], set()
+            return ended
 
     def activity(self) -> None:
         with self._cond:
@@ -139,9 +151,9 @@ class Daemon:
         self.status = StatusFile(self.layout, recall.settings.clock)
         self._roots: list[str] = []
         self._extractor_down: str | None = None  # why extraction cannot run, while it cannot
-        # transcripts whose session ended or is compacting: summarised in the next pass
-        self._ended: set[str] = set()
-        self._ended_lock = threading.Lock()
+        # The Claude Code variables of the latest session (its hooks send them): extraction
+        # runs with them, not with the first session's (session_env.py).
+        self.session = LatestSession(recall.settings.environ)
 
     # -- watchers --
 
@@ -170,14 +182,10 @@ class Daemon:
             (self.layout.episodic_dir, self._on_memory_event),
             (self.layout.thinking_dir, self._on_memory_event),
         ]
-        projects = self.recall.settings.claude_config_dir / "projects"
-        try:
-            names = [entry.name for entry in os.scandir(projects) if entry.is_dir()]
-        except OSError:
-            names = []
-        for name in repo_transcript_dirs(names, self._roots):
-            targets.append((projects / name, self._on_transcript_event))
-        return targets
+        # the daemon's own Claude config folder and the latest session's, when it names another
+        latest = claude_config_dir(self.session.environ())
+        found = transcript_dirs((self.recall.settings.claude_config_dir, latest), self._roots)
+        return targets + [(folder, self._on_transcript_event) for folder in found]
 
     # -- work --
 
@@ -229,6 +237,8 @@ class Daemon:
             return
         log.info("pass done (%s) in %.1f s", reason, time.monotonic() - started)
         self.status.record("pass", started, report)
+        if isinstance(result, PassReport):
+            self.status.failed("pass", result.errors)
 
     def _extract(self) -> object:
         """One pipeline pass. An extractor that cannot run (no `claude` on the daemon's PATH,
@@ -238,9 +248,12 @@ class Daemon:
             return {"read_only": "extraction is off: the checkout is not writable here"}
         try:
             # should_stop is polled between chunks: SIGTERM ends a long pass early
-            with self._ended_lock:
-                ended, self._ended = [Path(path) for path in self._ended], set()
-            result = self.worker.sync_transcripts(should_stop=self.stopping.is_set, ended=ended)
+            ended = self.inbox.take_ended()
+            if self.session.take_change():  # failures under the old variables: retried now
+                retry_failed_now(self.layout.state_dir)
+            result = self.worker.sync_transcripts(
+                should_stop=self.stopping.is_set, ended=ended, environ=self.session.environ()
+            )
         except ExtractorUnavailable as exc:
             if self._extractor_down is None:
                 log.warning("extraction paused until the extractor can run: %s", exc)
@@ -266,12 +279,14 @@ class Daemon:
         self.status.count_query()
         self.inbox.activity()
 
+    def _on_session_env(self, env: dict[str, str], session: str) -> None:
+        described = self.session.receive(env, session, format_utc(self.recall.settings.clock()))
+        if described is not None:  # names and digests, never values
+            self.status.set(environment=described)
+
     def _on_transcript_done(self, path: str) -> None:
         log.info("session ended or compacting: %s", path)
-        if path and os.path.isabs(path):
-            with self._ended_lock:
-                self._ended.add(path)
-        self.inbox.transcript_done()
+        self.inbox.transcript_done(path)
 
     # -- lifecycle --
 
@@ -289,6 +304,7 @@ class Daemon:
             on_transcript_done=self._on_transcript_done,
             describe=self.describe,
             on_query=self._on_query,
+            on_session_env=self._on_session_env,
         )
         self.ui = DaemonUi(self.recall, service, self.inbox.activity)
         server = QueryServer.for_root(

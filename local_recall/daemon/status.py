@@ -10,7 +10,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -98,6 +98,18 @@ class StatusFile:
                 {"at": self._now(), "where": where, "error": f"{type(exc).__name__}: {exc}"},
             ]
             self._data["last_errors"] = errors[-MAX_LAST_ERRORS:]
+        self.write()
+
+    def failed(self, where: str, errors: Sequence[str]) -> None:
+        """A piece of work that went through but failed on some items (a pass whose extractor
+        calls failed: each is retried later). Counted as errors with their reasons, so that
+        `daemon status` never says "errors 0" while nothing gets extracted."""
+        if not errors:
+            return
+        with self._lock:
+            self._data["counts"]["errors"] += len(errors)
+            entries = [{"at": self._now(), "where": where, "error": e[:500]} for e in errors]
+            self._data["last_errors"] = [*self._data["last_errors"], *entries][-MAX_LAST_ERRORS:]
         self.write()
 
     def heartbeat(self) -> None:

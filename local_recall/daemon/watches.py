@@ -12,7 +12,7 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from local_recall.daemon.schedule import CHANGE_EVENTS
+from local_recall.daemon.schedule import CHANGE_EVENTS, repo_transcript_dirs
 
 log = logging.getLogger(__name__)
 
@@ -65,3 +65,17 @@ class Watches:
         with contextlib.suppress(Exception):
             self._observer.stop()
             self._observer.join(timeout=2.0)
+
+
+def transcript_dirs(configs: Sequence[Path], roots: Sequence[str]) -> list[Path]:
+    """This repository's transcript folders under each Claude config folder (`roots`: the
+    repository's encoded forms, schedule.repo_transcript_dirs)."""
+    found: list[Path] = []
+    for config in dict.fromkeys(configs):
+        projects = config / "projects"
+        try:
+            names = [entry.name for entry in os.scandir(projects) if entry.is_dir()]
+        except OSError:
+            names = []
+        found += [projects / name for name in repo_transcript_dirs(names, roots)]
+    return found

@@ -21,6 +21,7 @@ from local_recall.doctor.claude import (
 )
 from local_recall.errors import RecallError
 from local_recall.logs import escape_controls
+from local_recall.memory.repair import is_fixable
 from local_recall.memory.store_files import duplicated_claims
 from local_recall.repo.config import Config
 from local_recall.repo.layout import GITIGNORE_LINES, Layout
@@ -123,7 +124,8 @@ def check_memory_files(
         if path in listed:
             continue
         shown = escape_controls(f"{path}: {reason}")
-        yield Check("unreadable file", FAIL, f"{shown} (left unchanged)")
+        fix = " — `local-recall doctor --fix` renames or completes it" if is_fixable(reason) else ""
+        yield Check("unreadable file", FAIL, f"{shown} (left unchanged){fix}")
     if stale:
         yield Check(
             "hand edits",

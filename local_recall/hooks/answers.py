@@ -106,7 +106,10 @@ def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
     settings = run.settings
     branch = read_git_head(run.root).branch
     wanted = SessionAsk(source, SESSION_CANDIDATES, settings.summaries_count, session_id, branch)
-    reply = ask(run.sockets, wanted.to_request(), max(run.ask_timeout, SESSION_START_ASK_SECONDS))
+    from local_recall.daemon.session_env import claude_environment
+
+    request = {**wanted.to_request(), "env": claude_environment(run.environ)}  # the user's now
+    reply = ask(run.sockets, request, max(run.ask_timeout, SESSION_START_ASK_SECONDS))
     if reply is None:
         _start_daemon(run)  # for the next prompts; never waited for
         if settings.session_start_tokens <= 0:
@@ -132,9 +135,11 @@ def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
 def hand_over_transcript(run: HookRun, transcript_path: str) -> None:
     """A session ended or is being compacted: the daemon's pipeline takes the transcript (its
     summary is written now), else a detached `local-recall sync` does. Returns at once."""
+    from local_recall.daemon.session_env import claude_environment
+
     reply = ask(
         run.sockets,
-        {"op": "transcript_done", "path": transcript_path},
+        {"op": "transcript_done", "path": transcript_path, "env": claude_environment(run.environ)},
         min(run.ask_timeout, SESSION_END_ASK_SECONDS),
     )
     if reply is None:

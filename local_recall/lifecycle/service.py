@@ -123,6 +123,13 @@ class Lifecycle:
             self._cached = (key, snapshot.load(self.snapshot_path))
         return self._cached[1]
 
+    def moves(self) -> dict[str, tuple[str, str]]:
+        """(old, new) path of every memory whose anchor git renamed, from the cached snapshot
+        (no git): a `file:` scope then follows the rename (memory/scope_moves.py)."""
+        facts = self.cached()
+        stale = facts.stale.items() if facts is not None else ()
+        return {mid: (s.anchor, s.renamed_to) for mid, s in stale if s.renamed_to}
+
     def life_of(self, found: Sequence[Memory]) -> list[Life]:
         facts = self.cached()
         result = []

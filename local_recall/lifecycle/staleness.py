@@ -146,6 +146,22 @@ def judge(
     return None
 
 
+def missing_at_head(
+    anchor: str, track: _Track | None, head_lines: Mapping[str, int]
+) -> Stale | None:
+    """The verdict on an anchor of a memory with no commit: only whether it is at HEAD."""
+    if anchor in head_lines:
+        return None
+    if track is not None and track.renamed and track.head_path is not None:  # the walk saw it
+        return Stale(
+            RENAMED,
+            anchor,
+            f"{anchor} was renamed to {track.head_path}",
+            renamed_to=track.head_path,
+        )
+    return Stale(DELETED, anchor, f"{anchor} does not exist at HEAD")
+
+
 def find_stale(
     memories: Sequence[Anchored],
     history: Sequence[CommitChanges],
@@ -194,6 +210,16 @@ def find_stale(
         if group:
             verdicts(group, walk.tracks, commit.sha[:12])
         walk.fold(commit)
+    # Without a commit (written by hand) nothing is known of when it was true, but an anchor
+    # that is not at HEAD is wrong whoever wrote the memory: the whole history says whether
+    # it was renamed (to what) or is simply gone.
+    for memory in memories:
+        if memory.anchors and not memory.commit:
+            for anchor in memory.anchors:
+                found = missing_at_head(anchor, walk.tracks.get(anchor), head_lines)
+                if found is not None:
+                    result[memory.id] = found
+                    break
     for sha, group in by_commit.items():
         if sha in in_history:
             continue

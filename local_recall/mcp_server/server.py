@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from mcp.server.mcpserver import MCPServer
@@ -25,7 +26,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from local_recall import __version__
-from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
+from local_recall.errors import InvalidInput, InvalidMemoryId, MemoryNotFound, RecallError
 from local_recall.mcp_server.lazy import LazyRecall
 from local_recall.mcp_server.shapes import (
     MAX_ANCHOR_CHARS,
@@ -42,6 +43,7 @@ from local_recall.mcp_server.shapes import (
     timeline_window,
 )
 from local_recall.mcp_server.stdin import answerable_stdin
+from local_recall.memory.id_prefix import resolve_id
 from local_recall.memory.model import (
     Memory,
     format_timestamp,
@@ -238,8 +240,8 @@ class RecallTools:
             if centre is None:
                 return {"anchor": None, "memories": [], "note": "no memory matched the query"}
             recall = self.lazy.get()
-            if centre.memory_id is not None:
-                _any_memory(recall, centre.memory_id)  # MemoryNotFound names the id
+            if centre.memory_id is not None:  # MemoryNotFound names the id; a prefix resolves
+                centre = replace(centre, memory_id=_any_memory(recall, centre.memory_id).id)
             everything = [*recall.list(), *recall.session_summaries()]
             window, anchor_memory = timeline_window(everything, centre, before, after)
             rows = []
@@ -348,8 +350,9 @@ def _any_memory(recall: Recall, memory_id: str) -> Memory:
         return recall.get(memory_id)
     except MemoryNotFound:
         try:
-            return recall.summaries.get(memory_id)
-        except MemoryNotFound:
+            summaries = recall.summaries
+            return summaries.get(resolve_id(memory_id, lambda: summaries.scan().memories))
+        except (MemoryNotFound, InvalidMemoryId):
             pass
         raise
 

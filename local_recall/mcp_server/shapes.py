@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from local_recall.errors import InvalidInput, InvalidMemoryId
+from local_recall.memory.id_prefix import looks_like_prefix
 from local_recall.memory.model import (
     Memory,
     estimate_tokens,
@@ -76,6 +77,8 @@ def parse_anchor(value: str) -> Anchor:
     try:
         return Anchor(moment=parse_timestamp(text))
     except InvalidInput:
+        if looks_like_prefix(text):  # a short id: resolved against the store by the server
+            return Anchor(memory_id=text)
         raise InvalidInput(
             f"anchor must be a memory id (UUID) or an ISO date/time, got {text!r}"
         ) from None

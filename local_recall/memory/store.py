@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypedDict
+from typing import Any
 
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
 from local_recall.memory.format import parse_memory_text, render_memory
@@ -27,7 +27,6 @@ from local_recall.memory.model import (
     format_timestamp,
     parse_memory_id,
     parse_timestamp,
-    scope_matches,
 )
 from local_recall.memory.store_files import (
     StatKey,
@@ -87,7 +86,7 @@ class MemoryStore:
         self.kind = kind
         self._state_dir = state_dir
         self._catalog_path = state_dir / f"catalog-{kind}.json"
-        self._lock_path = state_dir / f"store-{kind}.lock"
+        self.lock_path = state_dir / f"store-{kind}.lock"
         self._new_id = new_id
         self._catalog_cache: dict[str, dict[str, Any]] = {}
         self._catalog_stamp: StatKey | None = None
@@ -286,7 +285,7 @@ class MemoryStore:
         write_text_atomic(memory.path, render_memory(memory))
 
     def _lock(self) -> contextlib.AbstractContextManager[None]:
-        return held_lock(self._lock_path, timeout=_LOCK_TIMEOUT_SECONDS, what="the store lock")
+        return held_lock(self.lock_path, timeout=_LOCK_TIMEOUT_SECONDS, what="the store lock")
 
     # --- catalog ------------------------------------------------------------------------------
 
@@ -371,40 +370,3 @@ def _json_safe(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
-
-
-class MemoryFilters(TypedDict, total=False):
-    """The keyword arguments of `select_memories` (`Recall.list` passes them through)."""
-
-    scope: str | None
-    include_global: bool
-    keyword: str | None
-    since: datetime | None
-    until: datetime | None
-    newest_first: bool
-    limit: int | None
-
-
-def select_memories(
-    memories: Sequence[Memory],
-    *,
-    scope: str | None = None,
-    include_global: bool = True,
-    keyword: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    newest_first: bool = False,
-    limit: int | None = None,
-) -> list[Memory]:
-    """Filter and order memories (a pure decision; the store only supplies the list)."""
-    wanted_keyword = keyword.lower() if keyword else None
-    chosen = [
-        m
-        for m in memories
-        if (scope is None or scope_matches(m.applies_to, scope, include_global=include_global))
-        and (wanted_keyword is None or wanted_keyword in (k.lower() for k in m.keywords))
-        and (since is None or m.occurred_at >= since)
-        and (until is None or m.occurred_at <= until)
-    ]
-    chosen.sort(key=lambda m: (m.occurred_at, m.id), reverse=newest_first)
-    return chosen if limit is None else chosen[:limit]

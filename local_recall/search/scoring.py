@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Final, NamedTuple
 
-from local_recall.memory.model import Memory, scope_matches
+from local_recall.memory.model import Memory
+from local_recall.memory.scope_moves import in_scope
 from local_recall.search.relevance import Features, relevance
 from local_recall.search.text_terms import words
 
@@ -160,15 +161,17 @@ def rank(
     until: datetime | None,
     min_score: float,
     limit: int,
+    moved: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[tuple[str, float]]:
-    """Filter and order: best score first; between equal scores the newer memory first."""
-    chosen = []
+    """Filter and order: best score first; between equal scores the newer memory first.
+    `moved`: memory id -> (old, new) path of a renamed `file:` scope, which then matches too."""
+    chosen, moves = [], moved or {}
     for key, score in scores.items():
         memory = memories.get(key)
         if memory is None or score <= 0 or score < min_score:
             continue
-        if scope is not None and not scope_matches(
-            memory.applies_to, scope, include_global=include_global
+        if scope is not None and not in_scope(
+            memory.applies_to, scope, include_global=include_global, moved=moves.get(memory.id)
         ):
             continue
         if (since is not None and memory.occurred_at < since) or (

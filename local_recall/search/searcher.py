@@ -15,7 +15,7 @@ index is rebuilt, and until it is, search runs over the memory files alone. The 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -105,6 +105,8 @@ class Searcher:
             rebuild=self._rebuilt,
         )
         self.lifecycle: LifeLookup | None = None
+        # memory id -> (old, new) path of a renamed `file:` scope, from the lifecycle cache
+        self.moves: Callable[[], Mapping[str, tuple[str, str]]] | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -196,6 +198,7 @@ class Searcher:
             until=query.until,
             min_score=floor,
             limit=count if self.lifecycle is None else len(scores),
+            moved=self.moves() if self.moves is not None and query.scope else None,
         )
         lives: Sequence[Life | None] = [None] * len(ranked)
         if self.lifecycle is not None:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from local_recall.capture.budget import BUDGET_FILENAME, load_daily_spend
+from local_recall.capture.health import ExtractionHealth, describe, read_health
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.model import Memory
 from local_recall.recall import Recall
@@ -51,6 +52,7 @@ def gather_stats(
             "last_fallback": health.last_fallback,
         },
         "daemon": _daemon_status(recall),
+        "extraction": _extraction(recall),
         "budget": {
             "date": today.isoformat(),
             "calls": spend.calls if spent_today else 0,
@@ -78,3 +80,10 @@ def _daemon_status(recall: Recall) -> dict[str, Any] | None:
         if isinstance(item, dict):  # the whole pass report is long: when and how long suffice
             result[key] = {"at": item.get("at"), "seconds": item.get("seconds")}
     return result
+
+
+def _extraction(recall: Recall) -> dict[str, Any]:
+    """Is extraction failing (capture/health.py): what, since when, what waits for a retry."""
+    now = recall.settings.clock()
+    health = read_health(recall.layout.state_dir, now) or ExtractionHealth()
+    return {**health.to_json(), "summary": describe(health)}

@@ -23,6 +23,7 @@ from typing import Any
 from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
 from local_recall.lifecycle.git_facts import is_tracked
 from local_recall.lifecycle.staleness import Stale
+from local_recall.memory.id_prefix import resolve_id
 from local_recall.memory.model import Memory, parse_memory_id
 from local_recall.recall import Recall
 from local_recall.repo.files import read_bytes_nofollow
@@ -146,11 +147,11 @@ class Viewer:
         }
 
     def _get(self, memory_id: str) -> Memory:
-        memory_id = parse_memory_id(memory_id)
         try:
-            return self.recall.get(memory_id)
+            return self.recall.get(memory_id)  # a full id or a unique prefix (Recall.resolve_id)
         except MemoryNotFound:
-            return self.recall.thinking.get(memory_id)
+            thinking = self.recall.thinking
+            return thinking.get(resolve_id(memory_id, lambda: thinking.scan().memories))
 
     def memory(self, memory_id: str) -> dict[str, Any]:
         """One memory: the row, its body as markdown and as safe HTML, the frontmatter as
@@ -227,7 +228,7 @@ class Viewer:
 
     def still_true(self, memory_id: str) -> dict[str, Any]:
         with self._writing():
-            return memory_row(self.recall.mark_still_true(parse_memory_id(memory_id)))
+            return memory_row(self.recall.mark_still_true(memory_id))
 
     # --- the lifecycle queues ---------------------------------------------------------------
 

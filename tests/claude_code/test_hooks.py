@@ -28,6 +28,7 @@ from local_recall.claude_code.hooks.payload import (
     salvage_string_field,
 )
 from local_recall.daemon.query_client import POINTER_NAME, socket_paths
+from local_recall.daemon.session_env import is_claude_variable
 from tests.conftest import clean_env, git_init
 from tests.hook_runs import (
     HIT,
@@ -165,7 +166,11 @@ def test_session_end_hands_the_transcript_to_the_daemon(repo: Path, stand_in: St
     ran = run_hook("session-end", json.dumps(data).encode(), repo)
     assert_clean(ran)
     assert ran.stdout == ""
-    assert stand_in.requests == [{"op": "transcript_done", "path": "/t/s.jsonl"}]
+    [request] = stand_in.requests
+    assert (request["op"], request["path"]) == ("transcript_done", "/t/s.jsonl")
+    # the session's Claude Code variables, so the daemon extracts with this session's (issue 24)
+    assert request["env"] and all(is_claude_variable(name) for name in request["env"])
+    assert request["env"]["CLAUDE_CONFIG_DIR"]
     assert ran.seconds < 1.5
 
 

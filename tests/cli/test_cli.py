@@ -78,7 +78,8 @@ def test_round_trip(cli: CliRunner, repo: Path) -> None:
         (("add", "--subject", "s"), "   \n", "body is empty"),
         (("add", "--subject", "", "--body", "b"), None, "subject is empty"),
         (("list", "--since", "last tuesday"), None, "--since"),
-        (("edit", "0b9f5f43-6c1e-4b1a-9a57-0c2f0c6b9a10"), None, "nothing to change"),
+        # no flags: the file in $EDITOR, once the memory is found
+        (("edit", "0b9f5f43-6c1e-4b1a-9a57-0c2f0c6b9a10"), None, "no memory with id"),
         (("frobnicate",), None, "No such command"),
     ],
 )

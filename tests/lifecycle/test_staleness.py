@@ -90,9 +90,11 @@ def test_commit_outside_history_uses_its_direct_diff_or_existence() -> None:
     assert stale["n"].reason == DELETED  # x.py does not exist at HEAD
 
 
-def test_memories_without_anchors_or_commit_are_never_stale() -> None:
+def test_memories_without_anchors_are_never_stale_without_commit_only_if_missing() -> None:
+    # issue 24: a hand-written memory (no commit) about a file not at HEAD is stale too
     memories = [Anchored("a", None, ("gone.py",)), Anchored("b", "c1", ())]
-    assert find_stale(memories, HISTORY, head_lines={}) == {}
+    assert set(find_stale(memories, HISTORY, head_lines={})) == {"a"}
+    assert find_stale(memories, HISTORY, head_lines={"gone.py": 3}) == {}
 
 
 def test_rank_factor_orders_fresh_above_stale_and_unmerged() -> None:

@@ -64,6 +64,7 @@ NOT_FOUND_MESSAGE = (
 CLI_MAX_RETRIES = "2"
 # What one run may print: far above any answer (memories are <= 1 MB each, a few per chunk).
 MAX_OUTPUT_BYTES = 64_000_000
+MAX_STDERR_BYTES = 64_000  # of stderr's end, where the CLI says why it failed
 
 
 def build_command(
@@ -99,13 +100,18 @@ def build_command(
 
 
 def read_cli_output(
-    returncode: int, stdout: str, *, answer_key: str = "memories"
+    returncode: int, stdout: str, *, answer_key: str = "memories", stderr: str = ""
 ) -> ModelAnswer | AttemptFailure:
     """Classify one finished run from its exit code and JSON result — error fields only
     (`is_error`, `api_error_status`, `subtype`, `result`), never the memories. `answer_key`:
-    the key a structured answer must hold ("memories": a list; "request" for a summary)."""
+    the key a structured answer must hold ("memories": a list; "request" for a summary).
+    Without a JSON result the CLI's own reason is on stderr: its last lines are the reason
+    (what a person needs to fix it: "Invalid API key", "Unable to connect to API")."""
     doc = _last_json_object(stdout)
     if doc is None or doc.get("type") != "result":
+        said = fold(" ".join(stderr.strip().splitlines()[-3:]))[-300:]
+        if said:
+            return AttemptFailure("transient", f"claude -p failed (exit {returncode}): {said}")
         shown = fold(stdout)[:200] or "(no output)"
         size = f"{len(stdout)} characters"
         return AttemptFailure(
@@ -271,7 +277,8 @@ class ClaudeCliExtractor:
             neutral_dir = os.path.join(scratch, "cwd")
             os.mkdir(neutral_dir, 0o700)
             output_path = os.path.join(scratch, "stdout.json")
-            with open(output_path, "w+b") as output:
+            errors_path = os.path.join(scratch, "stderr.txt")
+            with open(output_path, "w+b") as output, open(errors_path, "w+b") as errors:
                 try:
                     proc = subprocess.Popen(
                         command,
@@ -279,7 +286,7 @@ class ClaudeCliExtractor:
                         env=self._environment(),
                         stdin=subprocess.PIPE,
                         stdout=output,
-                        stderr=subprocess.DEVNULL,
+                        stderr=errors,  # its own reason when there is no JSON result
                         start_new_session=True,  # its own process group, killed as a whole
                     )
                 except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
@@ -296,12 +303,15 @@ class ClaudeCliExtractor:
                     raise
                 output.seek(0)
                 data = output.read(MAX_OUTPUT_BYTES + 1)
+                size = errors.seek(0, os.SEEK_END)
+                errors.seek(max(0, size - MAX_STDERR_BYTES))  # the reason is at the end
+                said = errors.read().decode("utf-8", errors="replace")
         if len(data) > MAX_OUTPUT_BYTES:
             return AttemptFailure(
                 "permanent", f"claude -p printed more than {MAX_OUTPUT_BYTES} bytes"
             )
         stdout = data.decode("utf-8", errors="replace")
-        return read_cli_output(proc.returncode, stdout, answer_key=answer_key)
+        return read_cli_output(proc.returncode, stdout, answer_key=answer_key, stderr=said)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -1,0 +1,82 @@
+"""One-line notices (for stderr) that a command changed what the user gave it: secrets redacted
+(the kind, never the value), comma-separated keywords split."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from local_recall.errors import InvalidMemoryFile, RecallError
+from local_recall.logs import escape_controls
+from local_recall.memory.repair import is_fixable
+
+if TYPE_CHECKING:
+    from local_recall.recall import Recall
+
+# As `redaction.findings.MARKER`: the text a secret of some kind was replaced with.
+_MARKER = re.compile(r"\[REDACTED:([a-z0-9-]{1,40})\]")
+
+
+def redacted_kinds(given: Iterable[str], stored: Iterable[str]) -> Counter[str]:
+    """The kinds of secret the store replaced: markers in what was stored and not in what was
+    given (a memory may quote a marker on purpose)."""
+    before = Counter(m.group(1) for text in given for m in _MARKER.finditer(text))
+    after = Counter(m.group(1) for text in stored for m in _MARKER.finditer(text))
+    return after - before
+
+
+def redaction_notice(given: Iterable[str], stored: Iterable[str]) -> str | None:
+    """One line saying which kinds of secret were redacted (never a value), or None."""
+    kinds = redacted_kinds(given, stored)
+    total = sum(kinds.values())
+    if not total:
+        return None
+    listed = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in sorted(kinds.items()))
+    noun = "secret" if total == 1 else "secrets"
+    return (
+        f"local-recall: redacted {total} {noun} ({listed}): the file holds [REDACTED:<kind>] "
+        "instead of the value"
+    )
+
+
+def split_keywords(values: Sequence[str]) -> list[str]:
+    """`-k a,b -k c` → [a, b, c]: a comma separates keywords as a repeated option does."""
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def skipped_files_notice(problems: Sequence[InvalidMemoryFile], root: Path) -> str | None:
+    """One line: the memory files `list`/`search` did not read, and what to do about them."""
+    if not problems:
+        return None
+
+    def shown(problem: InvalidMemoryFile) -> str:
+        try:
+            where = problem.path.relative_to(root)
+        except ValueError:
+            where = problem.path
+        return escape_controls(f"{where} ({problem.reason})")
+
+    fix = (
+        "; `local-recall doctor --fix` renames or completes it"
+        if any(is_fixable(p.reason) for p in problems)
+        else "; `local-recall doctor` says more"
+    )
+    if len(problems) == 1:
+        return f"local-recall: 1 memory file skipped: {shown(problems[0])}{fix}"
+    return (
+        f"local-recall: {len(problems)} memory files skipped, e.g. {shown(problems[0])}"
+        f"{fix.replace(' it', ' them')}"
+    )
+
+
+def follows_renames(recall: Recall, scope: str | None) -> None:
+    """Before a `file:` scope filter: bring the lifecycle snapshot to HEAD (a few git commands,
+    cached per HEAD) so the filter follows renames (memory/scope_moves.py). The hooks never do
+    this: they read the snapshot the daemon keeps."""
+    if scope is not None and scope.strip().startswith("file:"):
+        with contextlib.suppress(RecallError, OSError):
+            recall.lifecycle_snapshot()

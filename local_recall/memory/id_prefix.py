@@ -1,0 +1,44 @@
+"""Memory ids by unique prefix, as git takes commit ids: `show 09394837` instead of the
+36-character UUID. Pure: the caller gives the ids there are."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from local_recall.errors import AmbiguousMemoryId, InvalidMemoryId, MemoryNotFound
+from local_recall.memory.model import Memory, parse_memory_id
+
+MIN_PREFIX = 4  # as git: shorter prefixes match too much to be meant
+_PREFIX = re.compile(r"^[0-9a-f][0-9a-f-]{3,35}$")
+
+
+def looks_like_prefix(text: str) -> bool:
+    """Hex digits (dashes allowed where a UUID has them), at least MIN_PREFIX of them."""
+    value = text.strip().lower()
+    return bool(_PREFIX.match(value)) and len(value.replace("-", "")) >= MIN_PREFIX
+
+
+def ids_with_prefix(prefix: str, ids: Iterable[str]) -> list[str]:
+    """The ids that start with `prefix`, dashes aside (`0939483712` matches `09394837-12…`)."""
+    wanted = prefix.strip().lower().replace("-", "")
+    return sorted({i for i in ids if i.replace("-", "").startswith(wanted)})
+
+
+def resolve_id(memory_id: str, memories: Callable[[], Sequence[Memory]]) -> str:
+    """The full id a person means: a UUID as it is, else a unique prefix of one of
+    `memories()` (asked only for a prefix). MemoryNotFound when none starts with it,
+    AmbiguousMemoryId (listing them) when several do; anything else is InvalidMemoryId."""
+    try:
+        return parse_memory_id(memory_id)
+    except InvalidMemoryId:
+        if not looks_like_prefix(memory_id):
+            raise
+    listed = memories()
+    found = ids_with_prefix(memory_id, (m.id for m in listed))
+    if not found:
+        raise MemoryNotFound(memory_id.strip())
+    if len(found) > 1:
+        subjects = {m.id: m.subject for m in listed}
+        raise AmbiguousMemoryId(memory_id.strip(), [(i, subjects[i]) for i in found])
+    return found[0]
