@@ -162,7 +162,7 @@ def project_padding(
     if clone_status(project, repos) is not None:
         return None
     assert repos is not None
-    path = cache / f"history-{project.name}-{project.commit[:12]}.jsonl"
+    path = cache / f"history-{project.name}-{project.commit[:12]}-r{coding_history.RECIPE}.jsonl"
     if path.exists():
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
         return [

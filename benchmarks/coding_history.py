@@ -33,7 +33,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 MAX_SUBJECT = 120
-MAX_BODY = 1500
+# Memories are concise (the extractor asks for "a few sentences"): a commit message or changelog
+# entry is cut after the sentence that crosses MAX_BODY characters.
+MAX_BODY = 400
+RECIPE = 2  # bump when what an item holds changes (cached histories are keyed by it)
 MAX_KEYWORDS = 8
 MAX_FILES = 5
 
@@ -97,6 +100,17 @@ def plain(text: str) -> str:
 
 def fold(text: str) -> str:
     return " ".join(text.split())
+
+
+def concise(text: str, limit: int = MAX_BODY) -> str:
+    """`text` up to the end of the sentence that crosses `limit` characters (at most 2x)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    end = re.search(r"[.!?](\s|$)", text[limit:])
+    cut = limit + end.end() if end and end.end() < limit else limit
+    head = text[:cut].rstrip()
+    return head if head.endswith((".", "!", "?")) else head + "…"
 
 
 def first_sentence(text: str, limit: int = MAX_SUBJECT) -> str:
@@ -171,7 +185,7 @@ def commits(clone: Path, commit: str) -> Iterator[HistoryMemory]:
             f" (+{len(files) - MAX_FILES} more)" if len(files) > MAX_FILES else ""
         )
         text = plain(body) if body else subject + "."
-        text = text[:MAX_BODY].rstrip()
+        text = concise(text)
         if shown:
             text += f"\n\nFiles: {shown}."
         yield HistoryMemory(
@@ -327,7 +341,7 @@ def changelog(clone: Path, commit: str, path: str, layout: str) -> Iterator[Hist
         if len(entry.split()) < 5:
             continue
         title = release.title or "unreleased"
-        body = fold(entry)[:MAX_BODY] + f"\n\nChangelog: {title}."
+        body = concise(fold(entry)) + f"\n\nChangelog: {title}."
         yield HistoryMemory(
             key=f"changelog:{file}:{number}",
             subject=first_sentence(entry),
