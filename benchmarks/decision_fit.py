@@ -11,7 +11,8 @@ and generic_prompts.FIT). Each store is indexed by the library, which computes i
 
 One row per searched prompt (the chit-chat filter's prompts are never searched): the decision's
 inputs as the library computes them (`SearchResult.decision`: best relevance, runner-up, the
-background's tail, the prompt's intent) and the label "the best hit answers it". A logistic
+background's tail, the prompt's intent) and the label "the store holds its answer" (a positive
+prompt: which of the hits answers it is then the search's order's business). A logistic
 model is fitted by Newton's method (small L2), the two domains weighted equally; the intercept is
 then shifted so that at most `--negative-rate` of the negative prompts reach 0.5 (the hook's
 threshold). Printed: the constants for decision.py, and per domain and store size the share of
@@ -43,7 +44,7 @@ import locomo  # noqa: E402
 from local_recall.recall import Recall  # noqa: E402
 from local_recall.search import decision as dec  # noqa: E402
 from local_recall.search.query import SearchQuery  # noqa: E402
-from local_recall.search.query_intent import has_nothing_to_look_up  # noqa: E402
+from local_recall.search.query_intent import has_nothing_to_look_up, prompt_intent  # noqa: E402
 from local_recall.search.scoring import score_hit  # noqa: E402
 
 FIT_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
@@ -53,16 +54,13 @@ LIMIT = 10  # the hook's search limit
 @dataclass(frozen=True, slots=True)
 class Row:
     domain: str  # "coding" / "locomo"
+    text: str
     store: str
     size: int
     kind: str  # positive / negative / generic / foreign
     decision: dec.Decision
     relevances: tuple[float, ...]  # every hit's relevance, best first
     answers: tuple[bool, ...]  # whether each hit answers the prompt
-
-    @property
-    def label(self) -> int:
-        return int(bool(self.answers) and self.answers[0])
 
 
 def rows_of(
@@ -77,17 +75,8 @@ def rows_of(
         assert found.decision is not None
         hits = found.hits
         good = tuple(bool(answers(h.id)) if callable(answers) else h.id in answers for h in hits)
-        out.append(
-            Row(
-                domain,
-                store,
-                size,
-                kind,
-                found.decision,
-                tuple(score_hit(h.signals) for h in hits),
-                good,
-            )
-        )
+        relevances = tuple(score_hit(h.signals) if h.signals else h.score for h in hits)
+        out.append(Row(domain, text, store, size, kind, found.decision, relevances, good))
     return out
 
 
@@ -148,6 +137,7 @@ def row_to_json(row: Row) -> dict[str, Any]:
     d = row.decision
     return {
         "domain": row.domain,
+        "text": row.text,
         "store": row.store,
         "size": row.size,
         "kind": row.kind,
@@ -158,10 +148,13 @@ def row_to_json(row: Row) -> dict[str, Any]:
 
 
 def row_from_json(data: dict[str, Any]) -> Row:
-    relevance, runner_up, tail, intent, probability_, shift = data["decision"]
-    decision = dec.Decision(relevance, runner_up, tail, dec.Intent(*intent), probability_, shift)
+    relevance, runner_up, tail, _intent, probability_, shift = data["decision"]
+    # the intent is recomputed from the text: the library's current prompt_intent
+    intent = prompt_intent(data["text"])
+    decision = dec.Decision(relevance, runner_up, tail, intent, probability_, shift)
     return Row(
         data["domain"],
+        data["text"],
         data["store"],
         data["size"],
         data["kind"],
@@ -258,16 +251,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         rows = coding_rows(args.repos, workdir, sizes) + locomo_rows(args.data, workdir)
         cache.write_text(json.dumps([row_to_json(r) for r in rows]))
-    x, y = matrix(rows), np.array([r.label for r in rows], dtype=float)
+    rows = [r for r in rows if r.relevances]  # nothing found: nothing to decide
+    # the label: the store holds the prompt's answer (the decision is whether to inject at all;
+    # which memories then follows the search's order)
+    x, y = matrix(rows), np.array([r.kind == "positive" for r in rows], dtype=float)
     # each domain weighs the same in the fit, whatever its number of prompts
     counts = {d: sum(r.domain == d for r in rows) for d in {r.domain for r in rows}}
     weight = np.array([len(rows) / (len(counts) * counts[r.domain]) for r in rows])
     w = fit_logistic_weighted(x, y, weight)
-    negatives = sorted(
-        (probability(w, r) for r in rows if r.kind != "positive" and r.relevances), reverse=True
-    )
-    allowed = math.floor(args.negative_rate * len(negatives))
-    cut = negatives[allowed] if allowed < len(negatives) else 0.0
+    # the cut: the strictest of the domains', so that neither has more than --negative-rate of
+    # its negative prompts reaching 0.5 (the coding domain per store size)
+    cuts = []
+    for group in {(r.domain, r.size if r.domain == "coding" else 0) for r in rows}:
+        negatives = sorted(
+            (
+                probability(w, r)
+                for r in rows
+                if (r.domain, r.size if r.domain == "coding" else 0) == group
+                and r.kind != "positive"
+                and r.relevances
+            ),
+            reverse=True,
+        )
+        allowed = math.floor(args.negative_rate * len(negatives))
+        cuts.append(negatives[allowed] if allowed < len(negatives) else 0.0)
+    cut = max(cuts)
     w = w.copy()
     w[0] -= dec.logit(min(max(cut + 1e-6, 1e-6), 1 - 1e-6))  # so that 0.5 is that cut
     results: dict[str, Any] = {"weights": [round(float(v), 4) for v in w], "rows": len(rows)}

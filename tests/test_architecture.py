@@ -54,6 +54,7 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
             "cli.lifecycle",
             "cli.review",
             "cli.ui",
+            "cli.why",
         }
     ),
     "mcp": frozenset({"claude_code.mcp_server"}),
@@ -81,6 +82,9 @@ PURE = frozenset(
         "search.scoring",
         "search.relevance",
         "search.query_intent",
+        "search.decision",
+        "search.background_probes",
+        "search.explain",
         "search.fuzzy",
         "search.query",
         "capture.progress",

@@ -24,6 +24,7 @@ from local_recall.memory.model import (
     format_timestamp,
     parse_scope,
 )
+from local_recall.search.decision import Decision
 from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
 from local_recall.search.scoring import Signals
 
@@ -177,6 +178,7 @@ class SearchResult:
     hits: tuple[SearchHit, ...] = ()
     degraded_reason: str | None = None
     ran: frozenset[str] = field(default_factory=frozenset)  # the signals gathered
+    decision: Decision | None = None  # how the scores were set for this store (decision.py)
 
     @property
     def degraded(self) -> bool:
@@ -188,4 +190,5 @@ class SearchResult:
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason,
             "signals": sorted(self.ran),
+            "decision": None if self.decision is None else self.decision.to_json(),
         }
