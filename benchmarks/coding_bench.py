@@ -78,7 +78,7 @@ def hook_settings(recall: Recall) -> HookSettings:
     return load_hook_settings(recall.layout, {})
 
 
-def decide(recall: Recall, text: str, settings: HookSettings) -> Outcome:
+def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool = True) -> Outcome:
     """What the prompt hook injects for `text`: hooks.user_prompt_submit's steps, with the
     daemon's search (`QueryService.query`: the index, sync=False) done in this process."""
     started = time.perf_counter()
@@ -93,7 +93,9 @@ def decide(recall: Recall, text: str, settings: HookSettings) -> Outcome:
         ranked = tuple(hit.id for hit in every.hits)
         if not has_nothing_to_look_up(query) and settings.prompt_tokens > 0:
             result = recall.query(
-                SearchQuery(query, limit=limit, min_score=settings.prompt_min_score), sync=False
+                SearchQuery(query, limit=limit, min_score=settings.prompt_min_score),
+                sync=False,
+                use_index=use_index,  # False: the hook's no-daemon path (files + vector cache)
             )
             notes = [note_from_json(hit.to_json(with_body=True)) for hit in result.hits]
             kept = [
@@ -159,7 +161,7 @@ def misses(
     rows: Sequence[tuple[Prompt, Outcome, frozenset[str]]], recall_of: dict[str, Recall], limit: int
 ) -> list[dict[str, Any]]:
     """The misses and false injections, each with the decision's inputs (`why`)."""
-    from local_recall.search.explain import explain_prompt
+    from local_recall.cli.why import explain_prompt
 
     out = []
     for prompt, outcome, answers in rows:
@@ -196,6 +198,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hook-paths", default="daemon")
     parser.add_argument("--misses", type=int, default=0)
     parser.add_argument(
+        "--fallback",
+        action="store_true",
+        help="also decide through the hook's no-daemon path (in process) and report agreement",
+    )
+    parser.add_argument(
         "--check",
         type=int,
         default=0,
@@ -226,7 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if size > len(project.memories) and padding is None:
                 continue
             key = (project.split, size)
-            recall, got = run_store(project, padding, size, workdir, embedder, results)
+            recall, got = run_store(
+                project, padding, size, workdir, embedder, results, fallback=args.fallback
+            )
             rows.setdefault(key, []).extend(got)
             recalls.setdefault(key, {})[project.name] = recall
             for path in args.hook_paths.split(",") if size in hook_sizes else ():
@@ -276,6 +285,7 @@ def run_store(
     workdir: Path,
     embedder: coding_data.CachingEmbedder,
     results: dict[str, Any],
+    fallback: bool = False,
 ) -> tuple[Recall, list[tuple[Prompt, Outcome, frozenset[str]]]]:
     """Build (or reuse) the project's store of `size` memories and decide every prompt."""
     items = coding_data.store_items(project, padding, size)
@@ -294,7 +304,17 @@ def run_store(
         answers = frozenset(ids[a] for a in prompt.answers if a in ids)
         if prompt.kind == "positive" and not answers:
             continue  # its answer is a history item beyond this size
-        got.append((prompt, decide(recall, prompt.text, settings), answers))
+        outcome = decide(recall, prompt.text, settings)
+        got.append((prompt, outcome, answers))
+        if fallback:  # the hook's no-daemon path, in this process: the same decision?
+            other = decide(recall, prompt.text, settings, use_index=False)
+            same = bool(outcome.shown or outcome.pointers) == bool(other.shown or other.pointers)
+            agree = results.setdefault("fallback_agreement", {}).setdefault(
+                f"{project.split}/{size}", [0, 0, 0]
+            )
+            agree[0] += same
+            agree[1] += set(outcome.shown) == set(other.shown)
+            agree[2] += 1
     _ITEMS[recall.root] = {ids[i.key]: i for i in items}
     return recall, got
 

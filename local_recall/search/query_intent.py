@@ -77,7 +77,7 @@ _NAMES_CODE: Final = re.compile(
 )
 # Words pointing at the conversation or the code on screen rather than naming a topic.
 DEICTIC_WORDS: Final = frozenset(
-    "this these those it here above below".split()  # noqa: SIM905
+    "this these those here above below".split()  # noqa: SIM905
 )
 # Verbs that open an instruction about the work at hand ("add a test for this", "fix the typo"):
 # the prompt asks for an action, not for something the repository's memory knows.
