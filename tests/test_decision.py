@@ -141,7 +141,7 @@ def test_fitted_weights_point_the_right_way() -> None:
         ("run only tests/functional/test_install.py", 1.0, 0.0, 0.0),  # names a file
         ("add a docstring here", 0.0, 1.0, 1.0),
         ("what does --refresh-package do?", 1.0, 0.0, 0.0),
-        ("upgrading to 2.1 broke it", 1.0, 0.0, 1.0),
+        ("upgrading to 2.1 broke this", 1.0, 0.0, 1.0),
         ("CancelledError in a hook", 1.0, 0.0, 0.0),
         ("explain this error", 0.0, 1.0, 1.0),
         ("how do we publish a release", 0.0, 0.0, 0.0),
