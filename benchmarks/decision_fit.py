@@ -80,10 +80,16 @@ def rows_of(
     return out
 
 
-def coding_rows(repos: Path | None, workdir: Path, sizes: Sequence[int]) -> list[Row]:
+def coding_rows(
+    repos: Path | None,
+    workdir: Path,
+    sizes: Sequence[int],
+    only: Sequence[str] = (),
+    existing: bool = False,
+) -> list[Row]:
     embedder = coding_data.CachingEmbedder(workdir / "embeddings.npz")
     rows: list[Row] = []
-    for project in coding_data.load_projects():
+    for project in coding_data.load_projects(only):
         if project.split != "tune":
             continue
         padding = coding_data.project_padding(project, repos, workdir / "history")
@@ -93,6 +99,8 @@ def coding_rows(repos: Path | None, workdir: Path, sizes: Sequence[int]) -> list
                 continue
             items = coding_data.store_items(project, padding, size)
             root = workdir / "stores" / f"{project.name}-{size}"
+            if existing and not (root / "benchmark-items.json").exists():
+                continue  # --existing: only the stores already built
             recall, ids = coding_data.build_store(root, project.name, items, embedder)
             embedder.save()
             prompts = [
@@ -237,6 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=Path(data) if data else locomo.DATA)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/local-recall-decision-fit"))
     parser.add_argument("--sizes", default="25,500,5000")
+    parser.add_argument("--projects", default="", help="tune projects to use (default: all)")
+    parser.add_argument("--existing", action="store_true", help="only stores already built")
     parser.add_argument("--negative-rate", type=float, default=0.04)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
@@ -249,7 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.reuse and cache.exists():
         rows = [row_from_json(r) for r in json.loads(cache.read_text())]
     else:
-        rows = coding_rows(args.repos, workdir, sizes) + locomo_rows(args.data, workdir)
+        only = [p for p in args.projects.split(",") if p]
+        rows = coding_rows(args.repos, workdir, sizes, only, args.existing)
+        rows += locomo_rows(args.data, workdir)
         cache.write_text(json.dumps([row_to_json(r) for r in rows]))
     rows = [r for r in rows if r.relevances]  # nothing found: nothing to decide
     # the label: the store holds the prompt's answer (the decision is whether to inject at all;
