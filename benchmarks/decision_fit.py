@@ -247,6 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="25,500,5000")
     parser.add_argument("--projects", default="", help="tune projects to use (default: all)")
     parser.add_argument("--existing", action="store_true", help="only stores already built")
+    parser.add_argument(
+        "--append", action="store_true", help="add the rows of stores not in the cached rows"
+    )
     parser.add_argument("--negative-rate", type=float, default=0.04)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
@@ -256,7 +259,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = args.workdir.absolute()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     cache = workdir / "rows.json"
-    if args.reuse and cache.exists():
+    if args.append and cache.exists():  # the cached rows plus those of the stores asked for
+        rows = [row_from_json(r) for r in json.loads(cache.read_text())]
+        have = {(r.store, r.size) for r in rows if r.domain == "coding"}
+        only = [p for p in args.projects.split(",") if p]
+        more = coding_rows(args.repos, workdir, sizes, only, args.existing)
+        rows += [r for r in more if (r.store, r.size) not in have]
+        cache.write_text(json.dumps([row_to_json(r) for r in rows]))
+    elif args.reuse and cache.exists():
         rows = [row_from_json(r) for r in json.loads(cache.read_text())]
     else:
         only = [p for p in args.projects.split(",") if p]
