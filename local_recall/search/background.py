@@ -9,8 +9,8 @@ The indexer searches the store with each of background_probes.PROBES, exactly as
 searched (the same candidates and relevance), and keeps each probe's best relevance. It is
 recomputed when the probe set, the embedder or the store's size has changed by more than
 RECOMPUTE_SHARE since (a store under RECOMPUTE_BELOW memories: any change of size): a memory
-more or less in a store of thousands does not move the distribution, and ~100 searches cost
-about a second at 10k memories.
+more or less in a store of thousands does not move the distribution, and ~100 searches cost a
+few seconds of CPU in a fresh process (docs/search.md).
 
 The state folder is gitignored but could be planted by a hostile repository: the file is read
 without following symlinks, capped in size, and validated field by field; anything wrong reads
