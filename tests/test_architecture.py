@@ -99,6 +99,7 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
             "cli.review",
             "cli.ui",
             "cli.org",
+            "cli.why",
         }
     ),
     "mcp": frozenset({"mcp_server.server"}),
@@ -133,6 +134,9 @@ PURE = frozenset(
         "search.scoring",
         "search.relevance",
         "search.query_intent",
+        "search.decision",
+        "search.background_probes",
+        "search.explain",
         "search.fuzzy",
         "search.query",
         "capture.progress",

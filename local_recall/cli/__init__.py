@@ -24,6 +24,7 @@ from local_recall.cli import (  # noqa: F401  (registers)
     setup,
     sync,
     ui,
+    why,
 )
 from local_recall.cli.app import cli
 from local_recall.errors import RecallError

@@ -108,7 +108,7 @@ class SignalGatherer:
         query_vector = None
         if use_vector:
             try:
-                query_vector = self.embedder.embed_query(text)
+                query_vector = self.relevance.query_vector(text, self.embedder.embed_query)
                 vectors.append(query_vector)
             except EmbedderUnavailable as exc:
                 degraded.append(f"embedder unavailable, text + fuzzy only: {exc}")
@@ -194,7 +194,7 @@ class SignalGatherer:
             of_kind=of_kind,
             depth=candidate_depth(limit, len(of_kind), self._ann_threshold, filtered=False),
             fuzzy=lambda words: self._fuzzy_matcher(memories).scores(words),
-            query_vector=lambda: self.embedder.embed_query(text),
+            query_vector=lambda: self.relevance.query_vector(text, self.embedder.embed_query),
             embedder=lambda: embedder_fingerprint(self.embedder),
         )
 

@@ -25,6 +25,7 @@ from local_recall.memory.model import (
     format_timestamp,
     parse_scope,
 )
+from local_recall.search.decision import Decision
 from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
 from local_recall.search.scoring import Signals
 
@@ -174,6 +175,7 @@ class SearchResult:
     ran: frozenset[str] = field(default_factory=frozenset)  # the signals gathered
     # what an org search adds: datasets skipped and why, a store that did not answer
     notes: tuple[str, ...] = ()
+    decision: Decision | None = None  # how the scores were set for this store (decision.py)
 
     @property
     def degraded(self) -> bool:
@@ -186,4 +188,5 @@ class SearchResult:
             "degraded_reason": self.degraded_reason,
             "signals": sorted(self.ran),
             "notes": list(self.notes),
+            "decision": None if self.decision is None else self.decision.to_json(),
         }

@@ -1,6 +1,7 @@
 """Prompts with nothing to look up: "thanks", "continue", "yes do it" inject nothing, unsearched.
 
     if has_nothing_to_look_up(prompt): return ""   # before any search, on every path
+    intent = prompt_intent(prompt)                 # an input of the inject / skip decision
 
 A prompt is searched only when it holds at least one word that could name a topic: every word
 is looked up in small hand-written sets of acknowledgements, agreement, continuation and filler
@@ -15,12 +16,15 @@ calls it on every prompt before anything heavy is imported.
 from __future__ import annotations
 
 import re
-from typing import Final
+from functools import lru_cache
+from typing import Final, NamedTuple
 
 from local_recall.search.text_terms import STOP_WORDS
 
 # Longer prompts always carry something to look up (or are pasted text): not worth scanning.
 MAX_CHAT_CHARS: Final = 120
+# The intent of a prompt is read from its head: a pasted log says nothing more.
+MAX_INTENT_CHARS: Final = 600
 
 _WORD: Final = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 
@@ -54,3 +58,73 @@ def has_nothing_to_look_up(prompt: str) -> bool:
         return False
     found = _WORD.findall(text.lower())
     return all(word in CHAT_WORDS for word in found)
+
+
+# --- what the prompt asks for: inputs of the inject / skip decision (decision.py) ------------
+
+# Something that could be looked up by name: an identifier (snake_case, dotted.name, CamelCase,
+# SCREAMING_CASE), a path or file name, a command-line flag, an error type, a version number, a
+# quoted literal.
+_NAMES_CODE: Final = re.compile(
+    r"\b_*[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b"  # snake_case, _private, SCREAMING_CASE
+    r"|\b[A-Za-z_]\w*\.[A-Za-z_]\w*"  # dotted.name, file.py
+    r"|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*"  # camelCase, PascalCase
+    r"|\w/\w"  # a path
+    r"|(?:^|\s)--?[a-z][\w-]*"  # --flag
+    r"|\b\w+(?:Error|Exception|Warning)\b"  # an error type
+    r"|\b\d+\.\d+"  # a version
+    r"|`[^`]+`",  # `code`
+)
+# Words pointing at the conversation or the code on screen rather than naming a topic.
+DEICTIC_WORDS: Final = frozenset(
+    "this these those here above below".split()  # noqa: SIM905
+)
+# Verbs that open an instruction about the work at hand ("add a test for this", "fix the typo"):
+# the prompt asks for an action, not for something the repository's memory knows.
+INSTRUCTION_VERBS: Final = frozenset(
+    """add fix write make rename remove delete extract move use convert explain show open run
+    refactor simplify split update change create implement clean format sort reduce check review
+    try undo revert commit push print replace translate optimise optimize handle return parse
+    read describe draft summarise summarize list search apply do give improve correct tidy inline
+    turn break log look tell generate insert append drop rewrite call print test debug profile
+    stage squash merge rebase keep continue finish complete""".split()  # noqa: SIM905
+)
+
+
+class Intent(NamedTuple):
+    """What a prompt's own words say about whether a memory could answer it (0.0 or 1.0 each,
+    `generic` a share). A NamedTuple: one is made per query, and the module stays cheap."""
+
+    names_code: float  # it names an identifier, path, flag, error type, version or `literal`
+    instruction: float  # it opens with a verb telling the agent what to do ("add", "fix", ...)
+    # and names nothing that could be looked up: an instruction about the work at hand
+    deictic: float  # it points at the conversation: "this", "it", "above", "again"...
+    generic: float  # share of its content words that generic instructions use (the probes')
+
+
+@lru_cache(maxsize=1)
+def generic_stems() -> frozenset[str]:
+    """The stems of the background probes' instructions: the vocabulary of talk about the
+    conversation itself ("fix", "typo", "test", "file", "function", ...)."""
+    from local_recall.search.background_probes import INSTRUCTIONS
+    from local_recall.search.relevance import content_words, stem
+
+    return frozenset(stem(w) for text in INSTRUCTIONS for w in content_words(text))
+
+
+def prompt_intent(prompt: str) -> Intent:
+    """The Intent of a prompt (its first MAX_INTENT_CHARS characters)."""
+    from local_recall.search.relevance import content_words, stem
+
+    text = prompt.strip()[:MAX_INTENT_CHARS]
+    lowered = _WORD.findall(text.lower())
+    content = content_words(text)
+    generic = generic_stems()
+    share = sum(stem(w) in generic for w in content) / len(content) if content else 1.0
+    names = 1.0 if _NAMES_CODE.search(text) else 0.0
+    return Intent(
+        names_code=names,
+        instruction=1.0 if names == 0.0 and lowered and lowered[0] in INSTRUCTION_VERBS else 0.0,
+        deictic=1.0 if any(w in DEICTIC_WORDS for w in lowered) else 0.0,
+        generic=share,
+    )

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from local_recall.memory.model import Memory
+from local_recall.search.background import BACKGROUND_JSON, read_background
+from local_recall.search.decision import Background
 from local_recall.search.relevance import (
     MemoryTerms,
     QueryProfile,
@@ -78,6 +80,9 @@ class RelevanceInputs:
         self._stats_stamp: object = None
         self._vectors: VectorCache | None = None
         self._vectors_stamp: object = None
+        self._background: Background | None = None
+        self._query_vectors: dict[str, Any] = {}
+        self._background_stamp: object = None
 
     # --- the inputs ---------------------------------------------------------------------------
 
@@ -127,6 +132,25 @@ class RelevanceInputs:
             self._vectors = read_vector_cache(self.state_dir, embedder=embedder)
             self._vectors_stamp = stamp
         return self._vectors
+
+    def background(self) -> Background | None:
+        """The store's background (decision.py), re-read when its file changes."""
+        stamp = _stamp(self.state_dir / BACKGROUND_JSON)
+        if stamp != self._background_stamp:
+            self._background = None if stamp is None else read_background(self.state_dir)
+            self._background_stamp = stamp
+        return self._background
+
+    def query_vector(self, text: str, embed: Callable[[str], Any]) -> Any:
+        """The query's embedding; the last few hundred are kept (the background's probes, a
+        prompt searched again)."""
+        found = self._query_vectors.get(text)
+        if found is None:
+            found = embed(text)
+            if len(self._query_vectors) >= 512:
+                self._query_vectors.clear()
+            self._query_vectors[text] = found
+        return found
 
     def forget_vectors(self) -> None:
         self._vectors, self._vectors_stamp = None, None

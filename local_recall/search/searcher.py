@@ -26,7 +26,9 @@ from local_recall.memory.model import Memory
 from local_recall.memory.store import MemoryStore
 from local_recall.repo.config import Config
 from local_recall.repo.layout import Layout
-from local_recall.search.embedders import Embedder, EmbedderFactory
+from local_recall.search.background import refresh_background
+from local_recall.search.decision import decide_ranked
+from local_recall.search.embedders import Embedder, EmbedderFactory, embedder_fingerprint
 from local_recall.search.gather import SignalGatherer
 from local_recall.search.index.plan import row_key
 from local_recall.search.index.rows import MemoryIndex
@@ -38,6 +40,7 @@ from local_recall.search.index.sync import (
 )
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import MODES, SearchHit, SearchQuery, SearchResult
+from local_recall.search.query_intent import prompt_intent
 from local_recall.search.relevance import query_profile
 from local_recall.search.relevance_inputs import FILES_ONLY, RelevanceInputs
 from local_recall.search.scoring import (
@@ -155,16 +158,31 @@ class Searcher:
             lambda: self.relevance.compute_stats(memories),
             changed=changed,
         )
+        refresh_background(
+            self.relevance.state_dir,
+            self.relevance.background(),
+            memories=sum(m.kind == "episodic" for m in memories.values()),
+            embedder=lambda: embedder_fingerprint(self.embedder),
+            best_relevance=self._best_relevance,
+        )
         return report
+
+    def _best_relevance(self, probe: str) -> float:
+        """A background probe's best relevance in the store: a search's, before the decision."""
+        found = self.run(SearchQuery(probe, limit=1, min_score=0.0), sync=False, raw=True)
+        return found.hits[0].score if found.hits else 0.0
 
     # --- search ---------------------------------------------------------------------------------
 
-    def run(self, query: SearchQuery, *, sync: bool = True, use_index: bool = True) -> SearchResult:
+    def run(
+        self, query: SearchQuery, *, sync: bool = True, use_index: bool = True, raw: bool = False
+    ) -> SearchResult:
         """Best memories first. A blank query finds nothing: use `list` for the recent ones.
 
         `use_index=False` answers from the files alone (word coverage + fuzzy; no LanceDB, no
         model loaded — ~0.5 s instead of ~3 s in a fresh process, for a hook with no daemon);
-        the result is then degraded, with the same scale of scores over fewer signals."""
+        the result is then degraded, with the same scale of scores over fewer signals.
+        `raw=True` scores by relevance alone (no decision): the background's own searches."""
         default = min(self._config.search.default_limit, MAX_LIMIT)
         count = default if query.limit is None else query.limit
         floor = self._config.search.min_score if query.min_score is None else query.min_score
@@ -188,18 +206,24 @@ class Searcher:
         signals = self.relevance.score_ready(
             query_profile(text), gathered.signals, memories, cosines
         )
-        scores = {key: score_hit(s) for key, s in signals.items()}
-        ranked = rank(
-            scores,
+        relevance = {key: score_hit(s) for key, s in signals.items()}
+        ordered = rank(
+            relevance,
             memories,
             scope=query.scope,
             include_global=query.include_global,
             since=query.since,
             until=query.until,
-            min_score=floor,
-            limit=count if self.lifecycle is None else len(scores),
+            min_score=0.0,
+            limit=len(relevance),
             moved=self.moves() if self.moves is not None and query.scope else None,
         )
+        # The score: the relevance moved by the store-aware decision (decision.py), so that the
+        # best hit's score is the probability that it answers the prompt, given this store.
+        background = None if raw else self.relevance.background()
+        scored, decision = decide_ranked(ordered, background, prompt_intent(text))
+        ranked = [(key, score) for key, score in scored if score > 0 and score >= floor]
+        ranked = ranked[: count if self.lifecycle is None else len(ranked)]
         lives: Sequence[Life | None] = [None] * len(ranked)
         if self.lifecycle is not None:
             # Stale, superseded and unmerged memories go below fresh ones of similar relevance:
@@ -218,7 +242,7 @@ class Searcher:
             )
             for (key, score), life in zip(ranked, lives, strict=True)
         )
-        return SearchResult(hits, gathered.degraded_reason, gathered.ran)
+        return SearchResult(hits, gathered.degraded_reason, gathered.ran, decision=decision)
 
     def search(
         self, query: str, *, sync: bool = True, use_index: bool = True, **fields: Any

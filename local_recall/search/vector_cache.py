@@ -146,7 +146,8 @@ def _open_regular(path: Path, limit: int) -> Any:
         return None
 
 
-def _read_json(path: Path, limit: int = MAX_JSON_BYTES) -> object:
+def read_json_file(path: Path, limit: int = MAX_JSON_BYTES) -> object:
+    """The JSON value of a regular file (no symlink) of at most `limit` bytes; None otherwise."""
     if path.parent.is_symlink():
         return None
     handle = _open_regular(path, limit)
@@ -162,7 +163,7 @@ def _read_json(path: Path, limit: int = MAX_JSON_BYTES) -> object:
 def read_vector_cache(state_dir: Path, *, embedder: str) -> VectorCache | None:  # noqa: PLR0911
     """The cache written for `embedder` (its fingerprint), or None if missing, written by
     another embedder, or not of the expected shape."""
-    meta = _read_json(state_dir / VECTORS_JSON)
+    meta = read_json_file(state_dir / VECTORS_JSON)
     if not isinstance(meta, dict) or meta.get("format") != CACHE_FORMAT:
         return None
     keys, dim, rows, name = meta.get("keys"), meta.get("dim"), meta.get("rows"), meta.get("file")
@@ -207,13 +208,14 @@ def _read_matrix(path: Path, rows: int, dim: int) -> Matrix | None:  # noqa: PLR
 
 
 def read_term_stats(state_dir: Path) -> TermStats | None:
-    return term_stats_from_json(_read_json(state_dir / TERMS_JSON))
+    return term_stats_from_json(read_json_file(state_dir / TERMS_JSON))
 
 
 # --- writing (the indexer) -------------------------------------------------------------------
 
 
-def _replace_file(path: Path, write: Any) -> None:
+def replace_file(path: Path, write: Any) -> None:
+    """Write `path` atomically (a temporary file beside it, fsync, rename)."""
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         with tmp.open("xb") as handle:
@@ -234,7 +236,7 @@ def write_vector_cache(
     rows, dim = (len(keys), matrix.shape[1]) if matrix.ndim == 2 else (0, 1)
     data = np.ascontiguousarray(matrix, dtype="<f4").reshape(rows, dim)
     name = f"vectors-{secrets.token_hex(8)}.npy"
-    _replace_file(state_dir / name, lambda handle: np.save(handle, data, allow_pickle=False))
+    replace_file(state_dir / name, lambda handle: np.save(handle, data, allow_pickle=False))
     meta = {
         "format": CACHE_FORMAT,
         "embedder": embedder,
@@ -243,7 +245,7 @@ def write_vector_cache(
         "file": name,
         "keys": list(keys),
     }
-    _replace_file(state_dir / VECTORS_JSON, lambda h: h.write(json.dumps(meta).encode()))
+    replace_file(state_dir / VECTORS_JSON, lambda h: h.write(json.dumps(meta).encode()))
     for old in state_dir.iterdir():
         if old.name != name and _NPY_NAME.match(old.name) and not old.is_symlink():
             with contextlib.suppress(OSError):
@@ -253,7 +255,7 @@ def write_vector_cache(
 def write_term_stats(state_dir: Path, stats: TermStats) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps(stats.to_json())
-    _replace_file(state_dir / TERMS_JSON, lambda handle: handle.write(text.encode()))
+    replace_file(state_dir / TERMS_JSON, lambda handle: handle.write(text.encode()))
 
 
 def remove_vector_cache(state_dir: Path) -> None:
