@@ -734,7 +734,14 @@ def test_claude_code_uses_the_server_and_hooks_that_init_installed(tmp_path: Pat
     logged = calls.read_text().splitlines()
     assert "mcp" in logged
     assert "hook session-start" in logged
-    assert "hook user-prompt-submit" in logged
+    # UserPromptSubmit has two handlers (docs/hooks.md): the guarded command runs unless the
+    # session's MCP server, connected in time on a busy machine, answered first. Either is
+    # init's; the command must reach the quoted launcher when it runs.
+    written = json.loads((root / ".claude" / "settings.json").read_text())
+    prompt_hooks = [h for g in written["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    command = next(h["command"] for h in prompt_hooks if h["type"] == "command")
+    assert shlex.split(command)[-3:] == [str(wrapper), "hook", "user-prompt-submit"]
+    assert any(h["type"] == "mcp_tool" for h in prompt_hooks)
 
 
 @pytest.mark.slow

@@ -241,5 +241,8 @@ def test_the_servers_index_warm_up_runs_below_the_prompt_hook(
     lazy.start_warm_up()
     assert lazy._warm_up is not None
     lazy._warm_up.join(30)
-    mine = os.getpriority(os.PRIO_PROCESS, 0)  # a thread may lower its priority, not raise it
-    assert seen == [max(mine, mcp_server.WARM_UP_NICENESS)]
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    # A thread may lower its priority, not raise it — unless it runs as root (CI's containers
+    # do), which may set any niceness: under `nice -n 15`, root's warm-up gets 10.
+    wanted = mcp_server.WARM_UP_NICENESS
+    assert seen == [wanted if os.geteuid() == 0 else max(mine, wanted)]

@@ -125,6 +125,21 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def keyword_batches(planted: Sequence[PlantedSecret], limit: int) -> list[list[PlantedSecret]]:
+    """Groups of secrets that make at most `limit` keywords each: the CLI splits `--keyword
+    a,b` at commas (cli/notices.split_keywords), so a secret with commas is several."""
+    groups: list[list[PlantedSecret]] = [[]]
+    count = 0
+    for secret in planted:
+        words = len([w for w in secret.text.split(",") if w.strip()])
+        if groups[-1] and count + words > limit:
+            groups.append([])
+            count = 0
+        groups[-1].append(secret)
+        count += words
+    return groups
+
+
 def batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
@@ -247,7 +262,7 @@ def test_cli_add_edit_index_and_search_keep_no_secret(
 ) -> None:
     runs: list[Result] = []
     in_subjects = 0
-    for n, group in enumerate(batches(PLANTED, 18)):  # at most 20 keywords a memory
+    for n, group in enumerate(keyword_batches(PLANTED, 18)):  # at most 20 keywords a memory
         subject, count = pack_subject(group, f"Deploy notes {n}")
         in_subjects += count
         keywords = [arg for p in group for arg in ("--keyword", p.text)]
@@ -256,7 +271,7 @@ def test_cli_add_edit_index_and_search_keep_no_secret(
     # `edit` is its own write path: a batch once more, in every field
     runs.append(cli("add", "--subject", "Edit target", "--body", f"to be replaced {CANARY}"))
     target = runs[-1].stdout.strip()
-    edited = PLANTED[-18:]
+    edited = keyword_batches(PLANTED[::-1], 18)[0]
     subject, count = pack_subject(edited, "Edited notes")
     in_subjects += count
     keywords = [arg for p in edited for arg in ("--keyword", p.text)]
@@ -271,7 +286,7 @@ def test_cli_add_edit_index_and_search_keep_no_secret(
     assert hits and all("[REDACTED:" in json.dumps(h) for h in hits)
     files = stored_files(repo)
     memories = {k: v for k, v in files.items() if k.startswith("episodic-memory/")}
-    assert len(memories) == len(batches(PLANTED, 18)) + 1  # the batches and the edit target
+    assert len(memories) == len(keyword_batches(PLANTED, 18)) + 1  # the batches and the edit target
     index = {k: v for k, v in files.items() if k.startswith("index/")}
     assert any(CANARY in text for text in index.values()), "the index bytes hold no plain text"
     assert "recall.log" in files
