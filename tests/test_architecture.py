@@ -123,6 +123,7 @@ PURE = frozenset(
         "context.session",
         "claude_code.hooks.payload",
         "claude_code.install.plan",
+        "claude_code.hooks.gate",
         "claude_code.hooks.guard",
         "memory.model",
         "memory.id_prefix",

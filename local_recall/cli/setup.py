@@ -18,7 +18,7 @@ from local_recall.cli.health import (
     check_file_scopes,
     check_unreviewed,
 )
-from local_recall.cli.next_steps import next_steps_text
+from local_recall.cli.next_steps import hooks_reach, next_steps_text
 from local_recall.doctor import (
     FAIL,
     OK,
@@ -118,6 +118,9 @@ def init(
                 "claude": [c.to_json() for c in claude.changes],
                 "agents": [c.to_json() for c in others],
                 "excluded": str(excluded) if excluded else None,
+                "claude_hooks_fire": None
+                if plan is None
+                else ("anywhere" if scope == "user" else "root"),
             }
         )
         return
@@ -137,6 +140,8 @@ def init(
         click.echo("  codex: trust the project hooks once in Codex (/hooks) before they run")
     if excluded is not None:
         click.echo(f"  {excluded}: added /{LOCAL_SETTINGS} (personal: kept out of git)")
+    if plan is not None:
+        click.echo(f"  {hooks_reach(scope, str(report.root))}")
     _suggest_ollama(app.recall)
     click.echo(next_steps_text(None if no_claude else scope))
 
@@ -265,7 +270,11 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
             checks.extend(check_file_scopes(settings.root, scopes))
     checks.extend(_runtime_checks(app, layout))
     checks.extend(check_python())
-    checks.extend(check_claude_hooks(settings.root, settings.claude_config_dir, settings.which))
+    checks.extend(
+        check_claude_hooks(
+            settings.root, settings.claude_config_dir, settings.which, here=Path.cwd()
+        )
+    )
     checks.extend(check_claude_mcp(settings.root, settings.claude_config_dir, settings.which))
     checks.extend(check_claude_cli(settings.which))
     from local_recall.cli.agents import agent_checks

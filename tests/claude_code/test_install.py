@@ -501,11 +501,18 @@ def test_doctor_reports_missing_commands_broken_files_and_duplicates(tmp_path: P
     assert "/opt/venv/bin/local-recall, which does not exist" in hooks[0].detail
     assert statuses(check_claude_mcp(root, config_dir, shutil.which)) == [("claude mcp", "fail")]
 
-    install(root, claude_config_dir=config_dir, scope="user", launcher=real_launcher(tmp_path))
+    install(root, claude_config_dir=config_dir, scope="local", launcher=real_launcher(tmp_path))
     install(root, claude_config_dir=config_dir, launcher=real_launcher(tmp_path))
     duplicated = list(check_claude_hooks(root, config_dir, shutil.which))
     assert duplicated[-1].status == "warn"
     assert "runs more than once" in duplicated[-1].detail
+    # gated user-scope hooks defer to project/local ones (claude_code/hooks/gate.py): no warning
+    uninstall(root, claude_config_dir=config_dir, scope="local")
+    install(root, claude_config_dir=config_dir, scope="user", launcher=real_launcher(tmp_path))
+    assert statuses(check_claude_hooks(root, config_dir, shutil.which)) == [
+        ("claude hooks", "ok"),
+        ("claude hooks", "ok"),
+    ]
 
     (root / ".claude" / "settings.json").write_text('{"hooks": {"Stop": "x"}}')
     broken = list(check_claude_hooks(root, config_dir, shutil.which))

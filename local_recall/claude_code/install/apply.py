@@ -207,7 +207,10 @@ def _edits(
     if adding:
         return [
             _Edit(
-                hooks_path, "hooks", settings_problems, lambda d: plan_settings_install(d, launcher)
+                hooks_path,
+                "hooks",
+                settings_problems,
+                lambda d: plan_settings_install(d, launcher, gate=scope == "user"),
             ),
             _Edit(approval_path, "MCP approval", settings_problems, plan_approve_mcp),
             _Edit(
