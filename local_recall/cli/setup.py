@@ -181,7 +181,7 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
     """Remove local-recall's hooks and MCP server from Claude Code (or the agents named with
     --agent): exactly what init added. Memories and local-recall/ are kept."""
     from local_recall.capture.sessions.sources import record_opt_in
-    from local_recall.claude_code.install.apply import InstallReport
+    from local_recall.claude_code.install.apply import InstallReport, hooks_elsewhere
     from local_recall.claude_code.install.apply import uninstall as uninstall_claude
     from local_recall.cli.agents import AGENTS, resolve_agents, uninstall_agent
 
@@ -205,7 +205,8 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
     # hook of an agent still wired starts it again when it needs it.
     from local_recall.daemon.control import stop_daemon
 
-    stopped = stop_daemon(settings.layout) if "claude" in chosen else None
+    remaining = hooks_elsewhere(settings.root, settings.claude_config_dir, scope)
+    stopped = stop_daemon(settings.layout) if "claude" in chosen and not remaining else None
     if stopped is not None and not stopped.was_running:
         stopped = None
     if as_json:
@@ -222,6 +223,11 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
     if stopped is not None:
         state_text = "stopped" if stopped.stopped else "asked to stop (still finishing its work)"
         click.echo(f"daemon: {state_text} (pid {stopped.pid})")
+    if remaining and "claude" in chosen:
+        where = " and ".join(str(p) for p in remaining)
+        click.echo(
+            f"kept the MCP server, its approval and the daemon: {where} still runs our hooks"
+        )
 
 
 @cli.command()

@@ -854,3 +854,22 @@ def test_user_scope_installs_guidance_into_the_claude_config_dir(tmp_path: Path)
     assert not (root / ".claude" / "skills").exists()
     uninstall(root, claude_config_dir=config, scope="user")
     assert not (config / "skills").exists() and not (config / "commands").exists()
+
+
+def test_uninstalling_one_scope_keeps_the_server_the_other_still_uses(tmp_path: Path) -> None:
+    """`init` + `init --scope user` (every folder served), then `uninstall --scope user`: the
+    project hooks' prompt handler and the agent's tools still need .mcp.json and its approval."""
+    root, config = tmp_path / "repo", tmp_path / "cfg"
+    root.mkdir()
+    install(root, claude_config_dir=config, launcher=LR)
+    install(root, claude_config_dir=config, scope="user", launcher=LR)
+    report = uninstall(root, claude_config_dir=config, scope="user")
+    assert {c.what for c in report.changes if c.action != "absent"} <= {"hooks", "agent guidance"}
+    assert not (config / "settings.json").exists()
+    assert is_our_mcp_entry(read(root / ".mcp.json")["mcpServers"]["local-recall"])
+    assert read(root / ".claude" / "settings.local.json")["enabledMcpjsonServers"] == [
+        "local-recall"
+    ]
+    assert installed_hooks(read(root / ".claude" / "settings.json"))
+    uninstall(root, claude_config_dir=config)  # the last one takes everything
+    assert not (root / ".mcp.json").exists() and not (root / ".claude").exists()
