@@ -108,6 +108,8 @@ def check_claude_hooks(
     if plugin:
         sources.append("the local-recall plugin")
         yield Check("claude plugin", OK, "local-recall plugin enabled in user settings")
+        if gated_user:  # the gate steps aside for project/local hooks, not for the plugin
+            sources.append(str(settings_path("user", root, claude_config_dir)) + " (gated)")
     if not sources and not gated_user:
         yield Check(
             "claude hooks",

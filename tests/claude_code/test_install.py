@@ -532,6 +532,11 @@ def test_doctor_with_nothing_installed_and_with_the_plugin(tmp_path: Path) -> No
     )
     assert statuses(check_claude_hooks(root, config_dir, shutil.which)) == [("claude plugin", "ok")]
     assert list(check_claude_mcp(root, config_dir, shutil.which)) == []
+    # gated user hooks step aside for project hooks, not for the plugin: both would answer
+    install(root, claude_config_dir=config_dir, scope="user", launcher=real_launcher(tmp_path))
+    both = list(check_claude_hooks(root, config_dir, shutil.which))
+    assert both[-1].status == "warn" and "runs more than once" in both[-1].detail
+    assert "the local-recall plugin and" in both[-1].detail
 
 
 def test_doctor_reports_the_claude_cli_as_information_only() -> None:
