@@ -12,6 +12,12 @@ session's directory) and reports the median wall and CPU time per run of:
 - gated, at the root          the root of a repository whose project hooks answer (gate + grep)
 
     .venv/bin/python benchmarks/user_scope_gate.py [--runs 200]
+
+With `--claude N`, also the real Claude Code CLI (offline against tests/fake_anthropic.py):
+`claude -p` started in a subfolder of a repository without local-recall, N rounds of three
+settings — no hooks, the gated user-scope hooks, the same hooks ungated — and the median of
+what the CLI reports as `time_to_request_ms` (process start to the model request, so
+SessionStart and UserPromptSubmit hooks included).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from local_recall.claude_code.hooks.gate import gated
+from local_recall.claude_code.hooks.gate import gated, ungated
 
 
 def _one(command: str, cwd: Path, env: dict[str, str], stdin: bytes) -> tuple[float, float]:
@@ -44,7 +50,9 @@ def _one(command: str, cwd: Path, env: dict[str, str], stdin: bytes) -> tuple[fl
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
-    runs = parser.parse_args().runs
+    parser.add_argument("--claude", type=int, default=0, metavar="N")
+    options = parser.parse_args()
+    runs = options.runs
     script = shlex.quote(str(Path(sys.executable).parent / "local-recall"))
     prompt = f"{script} hook user-prompt-submit"
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,6 +89,46 @@ def main() -> None:
     print(f"{'case':45} {'wall ms':>8} {'cpu ms':>8}")
     for name, (wall, cpu) in results.items():
         print(f"{name:45} {wall:8.1f} {cpu:8.1f}")
+    print("load:", os.getloadavg())
+    if options.claude:
+        _claude_rounds(options.claude)
+
+
+def _claude_rounds(rounds: int) -> None:
+    from local_recall.claude_code.install.plan import Launcher, plan_settings_install
+    from tests.claude_cli import claude_or_fail, offline_env
+    from tests.fake_anthropic import FakeAnthropic, default_responder
+
+    launcher = Launcher((str(Path(sys.executable).parent / "local-recall"),))
+    gated_doc = plan_settings_install({}, launcher, gate=True)
+    ungated_doc = plan_settings_install({}, launcher, gate=True)
+    for groups in ungated_doc["hooks"].values():
+        for group in groups:
+            group["hooks"] = [{**h, "command": ungated(h["command"])} for h in group["hooks"]]
+    settings = {"no hooks": {}, "gated": gated_doc, "ungated": ungated_doc}
+    times: dict[str, list[int]] = {name: [] for name in settings}
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(default_responder(text="ok")) as api:
+        other = Path(tmp) / "other"
+        (other / "src").mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(other)], check=True)
+        home = Path(tmp) / "home"
+        env = offline_env(home, api.url)
+        for _ in range(rounds):
+            for name, document in settings.items():
+                (home / ".claude" / "settings.json").write_text(json.dumps(document))
+                done = subprocess.run(
+                    [claude_or_fail(), "-p", "hello", "--output-format", "json"],
+                    cwd=other / "src",
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    input="",
+                    check=True,
+                )
+                times[name].append(int(json.loads(done.stdout)["time_to_request_ms"]))
+    for name, values in times.items():
+        print(f"claude -p {name:10} median time_to_request_ms {statistics.median(values):7.1f}")
     print("load:", os.getloadavg())
 
 
