@@ -190,12 +190,14 @@ def _print(
 
 
 def model_notice(state_dir: Path, err: TextIO | None = None) -> None:
-    """Said once per repository, when a search runs in the CLI's own process (no daemon): the
-    model loads first, and a running daemon would keep it loaded."""
+    """Said once per repository, to a person (stderr is a terminal: a script reading --json
+    output gets no surprise line), when a search runs in the CLI's own process (no daemon):
+    the model loads first, and a running daemon would keep it loaded."""
+    stream = err or sys.stderr
     mark = state_dir / NOTICE_MARK
-    if mark.exists():
+    if mark.exists() or not stream.isatty():
         return
-    (err or sys.stderr).write(
+    stream.write(
         "local-recall: no daemon is running, so this search loads the embedding model first "
         "(a few seconds each time); `local-recall daemon start` keeps it loaded and makes "
         "search and list answer in well under a second\n"

@@ -91,17 +91,53 @@ def test_the_daemon_answers_with_what_the_cli_itself_prints(served: Path) -> Non
 
 
 def test_without_a_daemon_the_model_notice_is_said_once(tmp_path: Path) -> None:
+    """To a person (stderr a terminal: a pty here), once per repository; never to a pipe."""
     repo = git_init(tmp_path / "repo")
     (repo / "src").mkdir()
     env = daemon_env(repo)
     assert lr(repo, "init", "--no-claude", env=env).returncode == 0
     assert lr(repo, "add", "-s", "Use filelock", "-b", "Sessions race.", env=env).returncode == 0
-    first, second = cli(repo, "search", "filelock"), cli(repo, "search", "filelock")
-    assert first.returncode == second.returncode == 0
-    assert "no daemon is running, so this search loads the embedding model" in first.stderr
-    assert "loads the embedding model" not in second.stderr
+    piped = cli(repo, "search", "filelock")
+    assert piped.returncode == 0 and "loads the embedding model" not in piped.stderr
+    first, second = on_a_terminal(repo, "search", "filelock"), on_a_terminal(repo, "search", "x")
+    assert "no daemon is running, so this search loads the embedding model" in first
+    assert "loads the embedding model" not in second
     assert (repo / "local-recall" / "state" / NOTICE_MARK).exists()
-    assert "loads the embedding model" not in cli(repo, "list").stderr
+
+
+def on_a_terminal(repo: Path, *args: str) -> str:
+    """What `local-recall ARGS` writes to stderr when stderr is a terminal."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "local_recall", *args],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=daemon_env(repo),
+            cwd=repo,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks).decode("utf-8", "replace")
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
 
 
 @pytest.mark.parametrize(
