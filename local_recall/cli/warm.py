@@ -26,7 +26,7 @@ from local_recall.cli.render import (
 )
 from local_recall.daemon.query_client import ask, daemon_sockets
 from local_recall.errors import RecallError
-from local_recall.repo.layout import Layout, discover_root
+from local_recall.repo.layout import discover_root, resolve_layout
 
 WARM_TIMEOUT = 5.0  # seconds; a daemon that takes longer is skipped, the CLI answers itself
 MAX_LIMIT = 100  # as search/limits.MAX_LIMIT (search --limit's range), without importing it
@@ -62,7 +62,7 @@ def run_warm(
         root = discover_root(root_option, environ, cwd or Path.cwd())
     except (RecallError, OSError):
         return None
-    layout = Layout(root)
+    layout = resolve_layout(root, environ)  # state/ in a user cache for a read-only checkout
     request = _request(command, options)
     if request is None or not layout.recall_dir.is_dir():
         return None
