@@ -40,8 +40,13 @@ _SEARCH_VALUES = {
     "--min-score": "min_score",
     "--kind": "kind",
 }
-_LIST_VALUES = {"--limit": "limit", "-n": "limit", "--scope": "scope", "--keyword": "keyword"}
-_LIST_VALUES["-k"] = "keyword"
+_LIST_VALUES = {
+    "--limit": "limit",
+    "-n": "limit",
+    "--scope": "scope",
+    "--keyword": "keyword",
+    "-k": "keyword",
+}
 _FLAGS = {"--json": "json", "--no-global": "no_global", "--newest-first": "newest_first"}
 
 
@@ -69,7 +74,11 @@ def run_warm(
     reply = ask(daemon_sockets(root, layout.state_dir, environ), request, WARM_TIMEOUT)
     if reply is None or reply.get("ok") is not True:
         return None
-    _print(command, options, reply, root, out or sys.stdout, err or sys.stderr)
+    try:
+        _print(command, options, reply, root, out or sys.stdout, err or sys.stderr)
+    except BrokenPipeError:  # `local-recall list | head`, as the full CLI
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), sys.stdout.fileno())
     return 0
 
 

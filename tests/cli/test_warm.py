@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -180,3 +181,41 @@ def test_parse_args_takes_the_common_forms(args: list[str], expected: object) ->
 )
 def test_anything_else_is_left_to_the_full_cli(args: list[str]) -> None:
     assert parse_args(args) is None
+
+
+def test_the_limit_matches_the_search_contract() -> None:
+    from local_recall.cli import warm
+    from local_recall.search.limits import MAX_LIMIT
+
+    assert warm.MAX_LIMIT == MAX_LIMIT  # warm.py keeps its own copy to stay light
+
+
+def test_a_closed_pipe_is_no_traceback(tmp_path: Path) -> None:
+    """`local-recall list --json | true` through the daemon (the reader gone first), as
+    through the full CLI."""
+    from local_recall.recall import Recall
+    from local_recall.settings import Settings
+
+    repo = git_init(tmp_path / "repo")
+    env = daemon_env(repo)
+    assert lr(repo, "init", "--no-claude", env=env).returncode == 0
+    recall = Recall.open(settings=Settings(root=repo, environ=env))
+    for n in range(50):
+        recall.add(f"Filler memory number {n} about nothing much", "Filler body.")
+    assert lr(repo, "daemon", "start", env=env).returncode == 0
+    try:
+        wait_for(lambda: status_json(repo).get("state") == "running")
+        assert run_warm(["list"], env, repo, io.StringIO(), io.StringIO()) == 0
+        done = subprocess.run(
+            f"{shlex.quote(sys.executable)} -m local_recall list --json | true",
+            shell=True,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=repo,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    finally:
+        stop_and_reap(repo)
