@@ -277,9 +277,7 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
     checks.extend(_runtime_checks(app, layout))
     checks.extend(check_python())
     checks.extend(
-        check_claude_hooks(
-            settings.root, settings.claude_config_dir, settings.which, here=Path.cwd()
-        )
+        check_claude_hooks(settings.root, settings.claude_config_dir, settings.which, here=_cwd())
     )
     checks.extend(check_claude_mcp(settings.root, settings.claude_config_dir, settings.which))
     checks.extend(check_claude_cli(settings.which))
@@ -298,6 +296,14 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
             click.echo(f"[{marks[check.status]}] {check.name}: {check.detail}")
     if any(c.status == FAIL for c in checks):
         sys.exit(1)
+
+
+def _cwd() -> Path | None:
+    """The folder doctor runs in (where the user likely starts Claude Code); None if gone."""
+    try:
+        return Path.cwd()
+    except OSError:
+        return None
 
 
 def _runtime_checks(app: AppContext, layout: Layout) -> list[Check]:
