@@ -1,5 +1,6 @@
 """Console entry point. `local-recall hook ...` is dispatched before anything heavy is imported
-(not even click): a hook runs on every prompt and must start in a few milliseconds."""
+(not even click): a hook runs on every prompt and must start in a few milliseconds. `search` and
+`list` first ask the running daemon the same way (cli/warm.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,13 @@ def main(argv: list[str] | None = None) -> int:
         from local_recall.claude_code.hooks.events import run_hook
 
         return int(run_hook(args[1:]))
-    from local_recall.cli import run_cli
+    if "search" in args[:3] or "list" in args[:3]:
+        from local_recall.cli.warm import run_warm  # the daemon answers, if one runs
+
+        warm = run_warm(args)
+        if warm is not None:
+            return warm
+    from local_recall.cli.main import run_cli
 
     return run_cli(args)
 

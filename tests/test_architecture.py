@@ -88,7 +88,7 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
     "lancedb": frozenset({"search.index.tables", "search.index.queries", "search.index.shared"}),
     "click": frozenset(
         {
-            "cli",
+            "cli.main",
             "cli.app",
             "cli.daemon",
             "cli.memories",
@@ -104,7 +104,7 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
     ),
     "mcp": frozenset({"mcp_server.server"}),
     "watchdog": frozenset({"daemon.runtime", "daemon.watches"}),
-    "rich": frozenset({"cli", "cli.progress", "cli.search", "cli.sync"}),
+    "rich": frozenset({"cli.main", "cli.progress", "cli.search", "cli.sync"}),
     "onnxruntime": frozenset({"search.embedders.minilm"}),
     "ollama": frozenset({"ollama_client"}),
     "httpx": frozenset({"ollama_client"}),
@@ -123,6 +123,7 @@ PURE = frozenset(
         "context.session",
         "claude_code.hooks.payload",
         "claude_code.install.plan",
+        "claude_code.hooks.gate",
         "claude_code.hooks.guard",
         "memory.model",
         "memory.id_prefix",

@@ -11,7 +11,7 @@ import click
 from local_recall import __version__
 from local_recall.errors import InvalidInput
 from local_recall.logs import log_to_repo
-from local_recall.memory.model import Memory, parse_timestamp
+from local_recall.memory.model import parse_timestamp
 from local_recall.recall import Recall
 from local_recall.settings import Settings
 
@@ -53,12 +53,6 @@ def parse_when(value: str | None, option: str) -> datetime | None:
         return parse_timestamp(value)
     except InvalidInput:
         raise InvalidInput(f"{option}: expected an ISO date or time, got {value!r}") from None
-
-
-def memory_row(memory: Memory) -> dict[str, Any]:
-    data = memory.to_json()
-    data.pop("body")
-    return data
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

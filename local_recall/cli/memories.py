@@ -10,13 +10,10 @@ from pathlib import Path
 
 import click
 
-from local_recall.cli.app import AppContext, cli, emit_json, memory_row, parse_when, pass_app
-from local_recall.cli.notices import (
-    follows_renames,
-    redaction_notice,
-    skipped_files_notice,
-    split_keywords,
-)
+from local_recall.cli.app import AppContext, cli, emit_json, parse_when, pass_app
+from local_recall.cli.notices import redaction_notice, skipped_files_notice, split_keywords
+from local_recall.cli.render import list_output, skipped_problems
+from local_recall.daemon.cli_queries import list_reply, memory_row
 from local_recall.errors import InvalidInput, InvalidMemoryFile
 from local_recall.memory.drafts import stored_scope
 from local_recall.memory.model import format_timestamp
@@ -100,25 +97,18 @@ def list_command(
     as_json: bool,
 ) -> None:
     """List memories, sorted by when they occurred."""
-    follows_renames(app.recall, scope)
-    memories = app.recall.list(
-        scope=scope,
-        include_global=not no_global,
-        keyword=keyword,
-        since=parse_when(since, "--since"),
-        until=parse_when(until, "--until"),
-        newest_first=newest_first,
-        limit=limit,
-    )
-    _notice(skipped_files_notice(app.recall.scan().problems, app.settings.root))
-    if as_json:
-        emit_json([memory_row(m) for m in memories])
-        return
-    for memory in memories:
-        click.echo(
-            f"{format_timestamp(memory.occurred_at)[:10]}  {memory.id}  "
-            f"{memory.applies_to:<20}  {memory.subject}"
-        )
+    request = {
+        "scope": scope,
+        "include_global": not no_global,
+        "keyword": keyword,
+        "since": parse_when(since, "--since"),
+        "until": parse_when(until, "--until"),
+        "newest_first": newest_first,
+        "limit": limit,
+    }
+    reply = list_reply(app.recall, request)
+    _notice(skipped_files_notice(skipped_problems(reply), app.settings.root))
+    click.echo(list_output(reply, as_json=as_json), nl=False)
 
 
 @cli.command()

@@ -3,19 +3,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from local_recall.errors import InvalidMemoryFile, RecallError
+from local_recall.errors import InvalidMemoryFile
 from local_recall.logs import escape_controls
 from local_recall.memory.repair import is_fixable
-
-if TYPE_CHECKING:
-    from local_recall.recall import Recall
 
 # As `redaction.findings.MARKER`: the text a secret of some kind was replaced with.
 _MARKER = re.compile(r"\[REDACTED:([a-z0-9-]{1,40})\]")
@@ -71,12 +66,3 @@ def skipped_files_notice(problems: Sequence[InvalidMemoryFile], root: Path) -> s
         f"local-recall: {len(problems)} memory files skipped, e.g. {shown(problems[0])}"
         f"{fix.replace(' it', ' them')}"
     )
-
-
-def follows_renames(recall: Recall, scope: str | None) -> None:
-    """Before a `file:` scope filter: bring the lifecycle snapshot to HEAD (a few git commands,
-    cached per HEAD) so the filter follows renames (memory/scope_moves.py). The hooks never do
-    this: they read the snapshot the daemon keeps."""
-    if scope is not None and scope.strip().startswith("file:"):
-        with contextlib.suppress(RecallError, OSError):
-            recall.lifecycle_snapshot()

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 import click
 
-from local_recall.cli.app import AppContext, cli, emit_json, memory_row, pass_app
+from local_recall.cli.app import AppContext, cli, emit_json, pass_app
+from local_recall.daemon.cli_queries import memory_row
 from local_recall.errors import InvalidInput, RecallError
 from local_recall.memory.model import Memory, format_timestamp
 

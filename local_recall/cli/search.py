@@ -10,7 +10,10 @@ from typing import Any
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
-from local_recall.cli.notices import follows_renames, skipped_files_notice
+from local_recall.cli.notices import skipped_files_notice
+from local_recall.cli.render import search_output, search_warnings, skipped_problems
+from local_recall.cli.warm import model_notice
+from local_recall.daemon.cli_queries import search_reply
 from local_recall.search.index.sync import ProgressCallback
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import MODES, SearchQuery, check_query_text
@@ -136,20 +139,15 @@ def search(
         min_score=min_score,
         kind=kind,
     )
-    follows_renames(app.recall, scope)
-    result = app.recall.query(wanted, org=("live" if live else True) if org else False)
-    for note in result.notes:
-        click.echo(f"warning: {note}", err=True)
-    skipped = skipped_files_notice(app.recall.scan().problems, app.settings.root)
+    if not org and mode in ("hybrid", "semantic") and app.settings.layout.recall_dir.is_dir():
+        model_notice(app.settings.layout.state_dir)  # the warm path (warm.py) found no daemon
+    reply = search_reply(app.recall, wanted, org=("live" if live else True) if org else False)
+    out, err = search_output(reply, as_json=as_json, org=org)
+    for line in err:
+        click.echo(line, err=True)
+    skipped = skipped_files_notice(skipped_problems(reply), app.settings.root)
     if skipped:
         click.echo(skipped, err=True)
-    if as_json:
-        emit_json([hit.to_json() for hit in result.hits])
-        return
-    for hit in result.hits:
-        life = (("stale", hit.stale), ("branch", hit.branch))
-        flags = "".join(f"  [{name}: {value}]" for name, value in life if value)
-        where = f"[{hit.repo}]  " if hit.repo else ("[this repo]  " if org else "")
-        click.echo(f"{hit.score:.2f}  {where}{hit.id}  {hit.applies_to:<20}  {hit.subject}{flags}")
-    if result.degraded_reason:
-        click.echo(f"warning: {result.degraded_reason}", err=True)
+    click.echo(out, nl=False)
+    for line in search_warnings(reply, as_json=as_json):
+        click.echo(line, err=True)

@@ -18,7 +18,7 @@ from local_recall.cli.health import (
     check_file_scopes,
     check_unreviewed,
 )
-from local_recall.cli.next_steps import next_steps_text
+from local_recall.cli.next_steps import hooks_reach, next_steps_text
 from local_recall.doctor import (
     FAIL,
     OK,
@@ -118,6 +118,9 @@ def init(
                 "claude": [c.to_json() for c in claude.changes],
                 "agents": [c.to_json() for c in others],
                 "excluded": str(excluded) if excluded else None,
+                "claude_hooks_fire": None
+                if plan is None
+                else ("anywhere" if scope == "user" else "root"),
             }
         )
         return
@@ -137,6 +140,8 @@ def init(
         click.echo("  codex: trust the project hooks once in Codex (/hooks) before they run")
     if excluded is not None:
         click.echo(f"  {excluded}: added /{LOCAL_SETTINGS} (personal: kept out of git)")
+    if plan is not None:
+        click.echo(f"  {hooks_reach(scope, str(report.root))}")
     _suggest_ollama(app.recall)
     click.echo(next_steps_text(None if no_claude else scope))
 
@@ -176,7 +181,7 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
     """Remove local-recall's hooks and MCP server from Claude Code (or the agents named with
     --agent): exactly what init added. Memories and local-recall/ are kept."""
     from local_recall.capture.sessions.sources import record_opt_in
-    from local_recall.claude_code.install.apply import InstallReport
+    from local_recall.claude_code.install.apply import InstallReport, hooks_elsewhere
     from local_recall.claude_code.install.apply import uninstall as uninstall_claude
     from local_recall.cli.agents import AGENTS, resolve_agents, uninstall_agent
 
@@ -200,7 +205,8 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
     # hook of an agent still wired starts it again when it needs it.
     from local_recall.daemon.control import stop_daemon
 
-    stopped = stop_daemon(settings.layout) if "claude" in chosen else None
+    remaining = hooks_elsewhere(settings.root, settings.claude_config_dir, scope)
+    stopped = stop_daemon(settings.layout) if "claude" in chosen and not remaining else None
     if stopped is not None and not stopped.was_running:
         stopped = None
     if as_json:
@@ -217,6 +223,11 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
     if stopped is not None:
         state_text = "stopped" if stopped.stopped else "asked to stop (still finishing its work)"
         click.echo(f"daemon: {state_text} (pid {stopped.pid})")
+    if remaining and "claude" in chosen:
+        where = " and ".join(str(p) for p in remaining)
+        click.echo(
+            f"kept the MCP server, its approval and the daemon: {where} still runs our hooks"
+        )
 
 
 @cli.command()
@@ -265,7 +276,9 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
             checks.extend(check_file_scopes(settings.root, scopes))
     checks.extend(_runtime_checks(app, layout))
     checks.extend(check_python())
-    checks.extend(check_claude_hooks(settings.root, settings.claude_config_dir, settings.which))
+    checks.extend(
+        check_claude_hooks(settings.root, settings.claude_config_dir, settings.which, here=_cwd())
+    )
     checks.extend(check_claude_mcp(settings.root, settings.claude_config_dir, settings.which))
     checks.extend(check_claude_cli(settings.which))
     from local_recall.cli.agents import agent_checks
@@ -283,6 +296,14 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
             click.echo(f"[{marks[check.status]}] {check.name}: {check.detail}")
     if any(c.status == FAIL for c in checks):
         sys.exit(1)
+
+
+def _cwd() -> Path | None:
+    """The folder doctor runs in (where the user likely starts Claude Code); None if gone."""
+    try:
+        return Path.cwd()
+    except OSError:
+        return None
 
 
 def _runtime_checks(app: AppContext, layout: Layout) -> list[Check]:

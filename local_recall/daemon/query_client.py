@@ -10,6 +10,8 @@ one reply per line, UTF-8 JSON objects):
     {"op": "transcript_done", "path"}                -> {"ok": true, "queued": true}
     {"op": "ui"}                                     -> {"ok": true, "url", "base", "token"}
                                                         (daemon/ui.py)
+    {"op": "cli_search" | "cli_list", ...}           -> a warm `local-recall search` / `list`
+                                                        (daemon/cli_queries.py)
     anything wrong                                   -> {"ok": false, "error": "..."}
 
 The socket lives outside the repository because sun_path holds 108 bytes: in

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from local_recall.context.service import ContextService, shown_subject
 from local_recall.context.session import SessionAsk
+from local_recall.daemon.cli_queries import list_reply, list_request, parse_search, search_reply
 from local_recall.daemon.query_client import Reply
 from local_recall.daemon.session_env import session_environment
 from local_recall.errors import InvalidInput
@@ -98,6 +99,15 @@ class QueryService:
                 "hits": [hit_json(hit, with_body=parsed.with_body) for hit in result.hits],
                 "degraded": result.degraded_reason,
             }
+        if op == "cli_search":  # a warm `local-recall search` (cli/warm.py)
+            self._on_query()
+            query = parse_search(request)
+            with self._lock:
+                return search_reply(self._context.recall, query, sync=False)
+        if op == "cli_list":
+            listed = list_request(request)
+            with self._lock:
+                return list_reply(self._context.recall, listed)
         if op == "index_summary":
             self._on_query()
             ask = SessionAsk.from_request(request)

@@ -82,23 +82,35 @@ def _hooks_file_checks(path: Path, which: Callable[[str], str | None]) -> tuple[
 
 
 def check_claude_hooks(
-    root: Path, claude_config_dir: Path, which: Callable[[str], str | None]
+    root: Path,
+    claude_config_dir: Path,
+    which: Callable[[str], str | None],
+    *,
+    here: Path | None = None,
 ) -> Iterable[Check]:
     """Our hooks in the project, local or user settings (or the plugin): valid, complete, and
-    running commands that exist; installed once."""
+    running commands that exist; installed once. With `here` (the folder doctor runs in): can
+    they fire from where the user starts Claude Code (reach.py)."""
     from local_recall.claude_code.install.plan import SCOPES, settings_path
+    from local_recall.doctor.reach import check_hooks_reach
 
     sources = []
+    gated_user = False
     for scope in SCOPES:
         path = settings_path(scope, root, claude_config_dir)
         checks, ours = _hooks_file_checks(path, which)
         yield from checks
-        if ours:
+        if ours and scope == "user" and _all_gated(path):
+            gated_user = True  # defers to project/local hooks: never a second answer
+        elif ours:
             sources.append(str(path))
-    if claude_plugin_enabled(claude_config_dir):
+    plugin = claude_plugin_enabled(claude_config_dir)
+    if plugin:
         sources.append("the local-recall plugin")
         yield Check("claude plugin", OK, "local-recall plugin enabled in user settings")
-    if not sources:
+        if gated_user:  # the gate steps aside for project/local hooks, not for the plugin
+            sources.append(str(settings_path("user", root, claude_config_dir)) + " (gated)")
+    if not sources and not gated_user:
         yield Check(
             "claude hooks",
             WARN,
@@ -111,6 +123,34 @@ def check_claude_hooks(
             f"installed in {' and '.join(sources)}: every hook "
             "runs more than once; `local-recall uninstall --scope ...` one of them",
         )
+    user_path = settings_path("user", root, claude_config_dir)
+    if str(user_path) in sources:
+        yield Check(
+            "claude hooks",
+            WARN,
+            f"{user_path}: user-scope hooks without the gate of this version start Python in "
+            "every repository and answer twice where project hooks do: run "
+            "`local-recall init --scope user` again",
+        )
+    if here is not None:
+        everywhere = gated_user or plugin or str(user_path) in sources
+        installed = bool(sources) or gated_user
+        yield from check_hooks_reach(
+            root, claude_config_dir, everywhere=everywhere, installed=installed, here=here
+        )
+
+
+def _all_gated(path: Path) -> bool:
+    """Every hook of ours in the file is a gated command (the user scope of this version)."""
+    from local_recall.claude_code.install.apply import read_json_object
+    from local_recall.claude_code.install.plan import installed_hooks, is_gated
+
+    try:
+        _, document = read_json_object(path)
+    except RecallError:
+        return False
+    commands = [c for cs in installed_hooks(document).values() for c in cs]
+    return bool(commands) and all(is_gated(c) for c in commands)
 
 
 def check_claude_mcp(

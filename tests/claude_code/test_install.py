@@ -501,11 +501,18 @@ def test_doctor_reports_missing_commands_broken_files_and_duplicates(tmp_path: P
     assert "/opt/venv/bin/local-recall, which does not exist" in hooks[0].detail
     assert statuses(check_claude_mcp(root, config_dir, shutil.which)) == [("claude mcp", "fail")]
 
-    install(root, claude_config_dir=config_dir, scope="user", launcher=real_launcher(tmp_path))
+    install(root, claude_config_dir=config_dir, scope="local", launcher=real_launcher(tmp_path))
     install(root, claude_config_dir=config_dir, launcher=real_launcher(tmp_path))
     duplicated = list(check_claude_hooks(root, config_dir, shutil.which))
     assert duplicated[-1].status == "warn"
     assert "runs more than once" in duplicated[-1].detail
+    # gated user-scope hooks defer to project/local ones (claude_code/hooks/gate.py): no warning
+    uninstall(root, claude_config_dir=config_dir, scope="local")
+    install(root, claude_config_dir=config_dir, scope="user", launcher=real_launcher(tmp_path))
+    assert statuses(check_claude_hooks(root, config_dir, shutil.which)) == [
+        ("claude hooks", "ok"),
+        ("claude hooks", "ok"),
+    ]
 
     (root / ".claude" / "settings.json").write_text('{"hooks": {"Stop": "x"}}')
     broken = list(check_claude_hooks(root, config_dir, shutil.which))
@@ -525,6 +532,11 @@ def test_doctor_with_nothing_installed_and_with_the_plugin(tmp_path: Path) -> No
     )
     assert statuses(check_claude_hooks(root, config_dir, shutil.which)) == [("claude plugin", "ok")]
     assert list(check_claude_mcp(root, config_dir, shutil.which)) == []
+    # gated user hooks step aside for project hooks, not for the plugin: both would answer
+    install(root, claude_config_dir=config_dir, scope="user", launcher=real_launcher(tmp_path))
+    both = list(check_claude_hooks(root, config_dir, shutil.which))
+    assert both[-1].status == "warn" and "runs more than once" in both[-1].detail
+    assert "the local-recall plugin and" in both[-1].detail
 
 
 def test_doctor_reports_the_claude_cli_as_information_only() -> None:
@@ -854,3 +866,22 @@ def test_user_scope_installs_guidance_into_the_claude_config_dir(tmp_path: Path)
     assert not (root / ".claude" / "skills").exists()
     uninstall(root, claude_config_dir=config, scope="user")
     assert not (config / "skills").exists() and not (config / "commands").exists()
+
+
+def test_uninstalling_one_scope_keeps_the_server_the_other_still_uses(tmp_path: Path) -> None:
+    """`init` + `init --scope user` (every folder served), then `uninstall --scope user`: the
+    project hooks' prompt handler and the agent's tools still need .mcp.json and its approval."""
+    root, config = tmp_path / "repo", tmp_path / "cfg"
+    root.mkdir()
+    install(root, claude_config_dir=config, launcher=LR)
+    install(root, claude_config_dir=config, scope="user", launcher=LR)
+    report = uninstall(root, claude_config_dir=config, scope="user")
+    assert {c.what for c in report.changes if c.action != "absent"} <= {"hooks", "agent guidance"}
+    assert not (config / "settings.json").exists()
+    assert is_our_mcp_entry(read(root / ".mcp.json")["mcpServers"]["local-recall"])
+    assert read(root / ".claude" / "settings.local.json")["enabledMcpjsonServers"] == [
+        "local-recall"
+    ]
+    assert installed_hooks(read(root / ".claude" / "settings.json"))
+    uninstall(root, claude_config_dir=config)  # the last one takes everything
+    assert not (root / ".mcp.json").exists() and not (root / ".claude").exists()

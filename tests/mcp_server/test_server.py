@@ -103,7 +103,7 @@ def test_server_start_does_not_import_the_index_or_embedder() -> None:
     """The handshake path: CLI + server built + tools listed, without LanceDB or ONNX."""
     code = (
         "import sys, anyio\n"
-        "import local_recall.cli\n"
+        "import local_recall.cli.main\n"
         "from pathlib import Path\n"
         "from local_recall.mcp_server.server import build_server\n"
         "from local_recall.recall import Settings\n"

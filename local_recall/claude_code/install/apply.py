@@ -31,9 +31,11 @@ from local_recall.claude_code.install.guidance import (
     write_guidance,
 )
 from local_recall.claude_code.install.plan import (
+    SCOPES,
     SCRIPT_NAMES,
     JSONObject,
     Launcher,
+    installed_hooks,
     mcp_config_path,
     mcp_problems,
     plan_approve_mcp,
@@ -207,7 +209,10 @@ def _edits(
     if adding:
         return [
             _Edit(
-                hooks_path, "hooks", settings_problems, lambda d: plan_settings_install(d, launcher)
+                hooks_path,
+                "hooks",
+                settings_problems,
+                lambda d: plan_settings_install(d, launcher, gate=scope == "user"),
             ),
             _Edit(approval_path, "MCP approval", settings_problems, plan_approve_mcp),
             _Edit(
@@ -354,6 +359,10 @@ def uninstall(root: Path, *, claude_config_dir: Path, scope: str = "project") ->
     edits = _edits(root, claude_config_dir, scope, adding=False, launcher=Launcher(()))
     if os.path.lexists(root / COPILOT_HOOKS):  # Copilot CLI reads the same .mcp.json entry
         edits = [edit for edit in edits if edit.what != "MCP server"]
+    if hooks_elsewhere(root, claude_config_dir, scope):
+        # e.g. `uninstall --scope user` with the committed project hooks still there: their
+        # prompt handler and the agent's tools need the server and its approval
+        edits = [edit for edit in edits if edit.what == "hooks"]
     files = _plan(edits, adding=False)
     removed = uninstall_guidance(guidance_dir(scope, root, claude_config_dir))
     report = InstallReport(tuple(_carry_out(files, root, adding=False)))
@@ -361,6 +370,22 @@ def uninstall(root: Path, *, claude_config_dir: Path, scope: str = "project") ->
         with contextlib.suppress(OSError):
             (root / ".claude").rmdir()
     return InstallReport(report.changes + _guidance_changes(removed))
+
+
+def hooks_elsewhere(root: Path, claude_config_dir: Path, scope: str) -> list[Path]:
+    """The settings files of the other scopes that still run our hooks for this repository."""
+    found = []
+    for other in SCOPES:
+        path = settings_path(other, root, claude_config_dir)
+        if other == scope:
+            continue
+        try:
+            _, document = read_json_object(path)
+        except InvalidClaudeSettings:
+            continue
+        if installed_hooks(document):
+            found.append(path)
+    return found
 
 
 def _guidance_changes(changes: list[GuidanceChange]) -> tuple[FileChange, ...]:

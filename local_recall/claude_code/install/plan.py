@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from local_recall.claude_code.hooks.gate import gated, ungated
 from local_recall.claude_code.hooks.guard import guarded, unguarded
 from local_recall.errors import InvalidInput
 
@@ -86,7 +87,7 @@ def hook_subcommand(command: str) -> str | None:
     """`session-start` etc. when `command` runs `<local-recall> hook <subcommand>` (behind
     the guard or not), else None."""
     try:
-        words = shlex.split(unguarded(command))
+        words = shlex.split(_bare(command))
     except ValueError:
         return None
     if len(words) < 3 or words[-2] != "hook" or not is_local_recall_argv(words[:-2]):
@@ -98,7 +99,16 @@ def hook_program(command: str) -> str | None:
     """The program a hook command of ours starts (the launcher's first word), else None."""
     if hook_subcommand(command) is None:
         return None
-    return shlex.split(unguarded(command))[0]
+    return shlex.split(_bare(command))[0]
+
+
+def _bare(command: str) -> str:
+    """The command behind the user scope's gate and the prompt hook's guard."""
+    return unguarded(ungated(command))
+
+
+def is_gated(command: str) -> bool:
+    return ungated(command) != command
 
 
 def _is_our_hook(entry: object) -> bool:
@@ -134,12 +144,21 @@ def is_our_mcp_entry(entry: object) -> bool:
 # --- building and merging documents (pure) -------------------------------------------------------
 
 
-def hook_group(spec: HookSpec, launcher: Launcher, server: str = MCP_SERVER_NAME) -> JSONObject:
+def hook_group(
+    spec: HookSpec, launcher: Launcher, server: str = MCP_SERVER_NAME, *, gate: bool = False
+) -> JSONObject:
     """One matcher group, in the settings schema documented by Claude Code. With an MCP tool:
-    the guarded command and the `mcp_tool` handler side by side (handoff.py)."""
+    the guarded command and the `mcp_tool` handler side by side (handoff.py).
+
+    `gate` (user scope): the command behind the gate (hooks/gate.py) and no `mcp_tool`
+    handler. User hooks run in every repository, and Claude Code reports an `mcp_tool` handler
+    whose server is not there as a hook error on every prompt ("MCP server 'local-recall' not
+    connected", 2.1.197); where the gate lets the command through, it answers every prompt."""
     command = launcher.shell_command("hook", spec.subcommand)
     hooks: list[JSONObject] = []
-    if spec.mcp_tool is None:
+    if gate:
+        hooks.append({"type": "command", "command": gated(command), "timeout": spec.timeout})
+    elif spec.mcp_tool is None:
         hooks.append({"type": "command", "command": command, "timeout": spec.timeout})
     else:
         hooks.append({"type": "command", "command": guarded(command), "timeout": spec.timeout})
@@ -181,17 +200,21 @@ def _has_ours(group: Any) -> bool:
 
 
 def plan_settings_install(
-    document: Mapping[str, Any], launcher: Launcher, *, server: str = MCP_SERVER_NAME
+    document: Mapping[str, Any],
+    launcher: Launcher,
+    *,
+    server: str = MCP_SERVER_NAME,
+    gate: bool = False,
 ) -> JSONObject:
     """`document` with our hook groups: left as they are when already exactly right, else our
     old entries are taken out (wherever they were) and the right groups appended per event.
     Everything else is kept in place. `server`: our MCP server's name for `mcp_tool` handlers
-    (the plugin's is PLUGIN_MCP_SERVER)."""
+    (the plugin's is PLUGIN_MCP_SERVER); `gate`: user scope (`hook_group`)."""
     new = copy.deepcopy(dict(document))
     hooks = dict(new.get("hooks") or {})
     for spec in HOOKS:
         groups = list(hooks.get(spec.event) or [])
-        wanted = hook_group(spec, launcher, server)
+        wanted = hook_group(spec, launcher, server, gate=gate)
         if [g for g in groups if _has_ours(g)] == [wanted]:
             continue
         kept = [g for g in map(_group_without_ours, groups) if g is not None]

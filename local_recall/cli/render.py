@@ -1,0 +1,58 @@
+"""What `search` and `list` print, from their JSON reply (daemon/cli_queries.py): the same
+function whether the daemon or the CLI's own process answered. Light (no click): the warm path
+imports it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from local_recall.errors import InvalidMemoryFile
+
+
+def search_output(reply: Mapping[str, Any], *, as_json: bool, org: bool) -> tuple[str, list[str]]:
+    """(stdout, stderr lines) of `local-recall search`."""
+    err = [f"warning: {note}" for note in reply.get("notes") or ()]
+    hits: Sequence[Mapping[str, Any]] = reply.get("hits") or ()
+    if as_json:
+        out = json_text(list(hits))
+    else:
+        lines = []
+        for hit in hits:
+            life = (("stale", hit.get("stale")), ("branch", hit.get("branch")))
+            flags = "".join(f"  [{name}: {value}]" for name, value in life if value)
+            repo = hit.get("repo")
+            where = f"[{repo}]  " if repo else ("[this repo]  " if org else "")
+            lines.append(
+                f"{hit['score']:.2f}  {where}{hit['id']}  {hit['applies_to']:<20}  "
+                f"{hit['subject']}{flags}\n"
+            )
+        out = "".join(lines)
+    return out, err
+
+
+def search_warnings(reply: Mapping[str, Any], *, as_json: bool) -> list[str]:
+    """What follows the hits on stderr (the text output only): why the search ran degraded."""
+    degraded = reply.get("degraded")
+    return [f"warning: {degraded}"] if degraded and not as_json else []
+
+
+def list_output(reply: Mapping[str, Any], *, as_json: bool) -> str:
+    rows: Sequence[Mapping[str, Any]] = reply.get("rows") or ()
+    if as_json:
+        return json_text(list(rows))
+    return "".join(
+        f"{str(row['occurred_at'])[:10]}  {row['id']}  {row['applies_to']:<20}  {row['subject']}\n"
+        for row in rows
+    )
+
+
+def skipped_problems(reply: Mapping[str, Any]) -> list[InvalidMemoryFile]:
+    return [InvalidMemoryFile(Path(path), reason) for path, reason in reply.get("skipped") or ()]
+
+
+def json_text(data: Any) -> str:
+    """As `emit_json` prints it."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
