@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
-from local_recall.errors import InvalidMemoryFile, StorageError
+from local_recall.errors import InvalidMemoryFile, RecallError, StorageError
 from local_recall.lifecycle import review
 from local_recall.lifecycle.consolidation import Proposal
 from local_recall.lifecycle.provenance import current_head
@@ -28,12 +28,14 @@ from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.drafts import edit, make_draft
 from local_recall.memory.id_prefix import resolve_id
+from local_recall.memory.likeness import paraphrase_of
 from local_recall.memory.model import Memory, parse_scope
 from local_recall.memory.select import MemoryFilters, select_memories
 from local_recall.memory.store import Created, Deleted, MemoryStore, Scan
 from local_recall.repo.config import Config, load_config
 from local_recall.repo.layout import claude_config_dir, ensure_gitignore, recall_dir_problem
 from local_recall.search.index.sync import IndexReport, ProgressCallback
+from local_recall.search.paraphrases import nearest_memories
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.searcher import Searcher
 from local_recall.search.status import SearchStatus
@@ -353,6 +355,22 @@ def org_service(recall: Recall) -> OrgService:
     )
 
 
+def paraphrased(recall: Recall, subject: str, body: str) -> Memory | None:
+    """The existing memory that `subject` + `body` paraphrases (memory/likeness.py), if any; a
+    failing embedder or index: None (exact copies are still caught by the content hash)."""
+    text = f"{subject}\n{body}"
+    try:
+        recall.sync_index()  # what the MCP server saved a moment ago counts too
+        nearest = nearest_memories(recall.searcher.index, recall.searcher.embedder, text)
+    except RecallError:
+        return None
+    found = {m.id: m for m in recall.memories.scan().memories}
+    match = paraphrase_of(text, nearest, {i: f"{m.subject}\n{m.body}" for i, m in found.items()})
+    if match is None or found[match].body.strip() == body.strip():
+        return None  # an exact copy: the content hash answers (created: false, same id)
+    return found[match]
+
+
 def _resolve(store: MemoryStore, memory_id: str) -> str:
     """A full id, or a unique prefix of one of `store`'s (memory/id_prefix.py: as git)."""
     return resolve_id(memory_id, lambda: store.scan().memories)
@@ -367,6 +385,9 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
 
     def similar(text: str, count: int) -> builtins.list[tuple[str, str]]:
         return [(hit.id, hit.subject) for hit in recall.query(SearchQuery(text, limit=count)).hits]
+
+    def neighbours(text: str) -> builtins.list[tuple[str, float]]:
+        return nearest_memories(recall.searcher.index, recall.searcher.embedder, text)
 
     settings, config = recall.settings, recall.config
     return PassInputs(
@@ -386,4 +407,5 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
         rejected_hashes=lambda: review.rejected_hashes(recall.rejected_path),
         summaries=recall.summaries if config.summaries.enabled else None,
         similar=similar,
+        neighbours=neighbours,
     )
