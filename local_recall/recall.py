@@ -28,14 +28,14 @@ from local_recall.lifecycle.snapshot import Snapshot
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.drafts import edit, make_draft
 from local_recall.memory.id_prefix import resolve_id
-from local_recall.memory.likeness import paraphrase_of
 from local_recall.memory.model import Memory, parse_scope
 from local_recall.memory.select import MemoryFilters, select_memories
 from local_recall.memory.store import Created, Deleted, MemoryStore, Scan
 from local_recall.repo.config import Config, load_config
 from local_recall.repo.layout import claude_config_dir, ensure_gitignore, recall_dir_problem
+from local_recall.search import paraphrases
 from local_recall.search.index.sync import IndexReport, ProgressCallback
-from local_recall.search.paraphrases import nearest_memories
+from local_recall.search.paraphrases import nearest_memories, paraphrased_memory
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.searcher import Searcher
 from local_recall.search.status import SearchStatus
@@ -356,19 +356,25 @@ def org_service(recall: Recall) -> OrgService:
 
 
 def paraphrased(recall: Recall, subject: str, body: str) -> Memory | None:
-    """The existing memory that `subject` + `body` paraphrases (memory/likeness.py), if any; a
-    failing embedder or index: None (exact copies are still caught by the content hash)."""
-    text = f"{subject}\n{body}"
+    """The existing memory `subject` + `body` says in other words (search/paraphrases.py), if
+    any; None also when the embedder or index fails (the content hash still catches copies)."""
     try:
-        recall.sync_index()  # what the MCP server saved a moment ago counts too
-        nearest = nearest_memories(recall.searcher.index, recall.searcher.embedder, text)
+        recall.sync_index()  # what was saved a moment ago counts too
+        memories = recall.memories.scan().memories
+        return paraphrased_memory(
+            recall.searcher.index, recall.searcher.embedder, memories, subject, body
+        )
     except RecallError:
         return None
-    found = {m.id: m for m in recall.memories.scan().memories}
-    match = paraphrase_of(text, nearest, {i: f"{m.subject}\n{m.body}" for i, m in found.items()})
-    if match is None or found[match].body.strip() == body.strip():
-        return None  # an exact copy: the content hash answers (created: false, same id)
-    return found[match]
+
+
+def look_alikes(recall: Recall, ids: Sequence[str]) -> Mapping[str, str]:
+    """id -> the memory it paraphrases, for `review`'s "looks like"; {} when the index fails."""
+    try:
+        recall.sync_index()
+        return paraphrases.look_alikes(recall.searcher.index, recall.memories.scan().memories, ids)
+    except RecallError:
+        return {}
 
 
 def _resolve(store: MemoryStore, memory_id: str) -> str:

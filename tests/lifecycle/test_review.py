@@ -298,6 +298,38 @@ def test_review_cli(cli: CliRunner, repo: Path) -> None:
     assert cli("review", "reject", "not-an-id").returncode == 1
 
 
+def test_review_names_a_look_alike_and_merges_it(cli: CliRunner, repo: Path) -> None:
+    """Issue 24.5: the extractor's rewording of the user's memory waited in review unflagged."""
+    recall = _recall(repo)
+    mine = recall.add(
+        "Run the tests with pytest via tox",
+        "Tests run through tox, which calls pytest; do not run pytest directly.",
+        keywords=["tox"],
+    )
+    theirs = recall.save(
+        "Run tests with pytest through tox",
+        "The test suite is run with tox, which invokes pytest, rather than calling pytest by hand.",
+        keywords=["pytest"],
+        reviewed=False,
+    ).memory
+    other = recall.save("Ruff line length is 100", "Set in pyproject.", reviewed=False).memory
+
+    listed = cli("review", "--list").stdout.splitlines()
+    assert listed[0].endswith(f"[looks like {mine.id}]") and theirs.id in listed[0]
+    assert "looks like" not in listed[1]
+    rows = {r["id"]: r for r in json.loads(cli("review", "--json").stdout)}
+    assert rows[theirs.id]["looks_like"] == mine.id and rows[other.id]["looks_like"] is None
+
+    refused = cli("review", "merge", other.id)
+    assert refused.returncode == 1 and "looks like no other memory" in refused.stderr
+    merged = cli("review", "merge", theirs.id[:8], "--json")
+    assert json.loads(merged.stdout) == {"kept": [mine.id], "removed": [theirs.id]}
+    kept = recall.get(mine.id)
+    assert kept.body == mine.body and set(kept.keywords) == {"tox", "pytest"}
+    assert [m.id for m in recall.unreviewed()] == [other.id]
+    assert read_rejections(recall.rejected_path) == {theirs.content_hash}
+
+
 def test_interactive_review_in_a_terminal(repo: Path) -> None:
     pty = pytest.importorskip("pty")
     import os
