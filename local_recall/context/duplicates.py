@@ -2,15 +2,16 @@
 
 The prompt hook fills its budget best hit first; a hit whose words are mostly those of a hit
 already taken is the same fact written twice (two sessions, two teammates) and would spend the
-budget twice. There are no vectors at this point, so the measure is word overlap
-(memory/likeness.py): measured on labelled paraphrases and on every pair of this repository's
-own memories in benchmarks/README.md ("One fact, one memory").
+budget twice. There are no vectors at this point, so the measure is the overlap of content
+words (the write path's rule, with vectors, is memory/likeness.py): measured on labelled
+paraphrases and on every pair of this repository's own memories in benchmarks/README.md ("One
+fact, one memory").
 """
 
+import re
 from collections.abc import Iterable
-from typing import Protocol, TypeVar
 
-from local_recall.memory.likeness import content_words, word_overlap
+from local_recall.context.notes import Note
 
 # Jaccard of content words at or above which two hits are one fact (benchmarks/README.md).
 SAME_FACT = 0.4
@@ -18,25 +19,14 @@ SAME_FACT = 0.4
 MIN_SUBJECT_WORDS = 3
 
 
-class Shown(Protocol):
-    @property
-    def subject(self) -> str: ...
-
-    @property
-    def body(self) -> str: ...
-
-
-_T = TypeVar("_T", bound=Shown)
-
-
 def same_fact(a_subject: str, a_body: str, b_subject: str, b_body: str) -> bool:
     """Whether two memories (subject, body or snippet) state one fact."""
     return _same(_words(a_subject, a_body), _words(b_subject, b_body))
 
 
-def without_near_duplicates(ranked: Iterable[_T]) -> list[_T]:
+def without_near_duplicates(ranked: Iterable[Note]) -> list[Note]:
     """`ranked` (best first) without any hit that states the fact of a better one."""
-    kept: list[tuple[_T, _Words]] = []
+    kept: list[tuple[Note, _Words]] = []
     for note in ranked:
         words = _words(note.subject, note.body)
         if not any(_same(other, words) for _, other in kept):
@@ -59,3 +49,35 @@ def _same(a: _Words, b: _Words) -> bool:
     ):
         return True
     return word_overlap(whole_a, whole_b) >= SAME_FACT
+
+
+# Content words: no import beyond `re`, a few microseconds a pair (the hook runs this).
+_WORD = re.compile(r"[a-z0-9_]+")
+# Function words and the verbs a paraphrase swaps freely ("through"/"via", "use"/"with").
+_STOP = frozenset(
+    """a an the and or but of to in on at by for from with without via through into onto
+    is are was were be been being it its this that these those as so than then there here
+    we you they he she i our your their us them do does did done not no never always
+    use uses used using run runs ran running must should can could may might will would
+    which who what when where why how all any each every some more most less only also just
+    instead rather about after before over under up down out if else while""".split()  # noqa: SIM905
+)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """A text's words that carry its meaning: lower case, function words out, a plural's
+    `s` dropped ("tests" = "test")."""
+    words = set()
+    for found in _WORD.findall(text.lower()):
+        if found in _STOP or len(found) < 2:
+            continue
+        plural = len(found) > 3 and found.endswith("s") and not found.endswith("ss")
+        words.add(found[:-1] if plural else found)
+    return frozenset(words)
+
+
+def word_overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard of two content-word sets: 0..1, 0 when either is empty."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)

@@ -8,13 +8,11 @@ same rule with a stricter cosine (it merges whole groups); on the write path a p
 one memory about to become two, so the cosine is looser: benchmarks/write_dedup.py measures
 both on labelled pairs and on every pair of this repository's own memories.
 
-`content_words` is the cheap, import-free measure the prompt hook uses between two hits it is
-about to inject (context/duplicates.py): no vectors there, and a few microseconds a pair.
+The prompt hook, which has no vectors, compares content words instead (context/duplicates.py).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 
 # The write path: measured in benchmarks/README.md ("One fact, one memory").
@@ -58,37 +56,3 @@ def paraphrase_of(
         if text is not None and is_paraphrase(cosine, ratio(candidate, text)):
             return memory_id
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# Word overlap: the hook's measure
-
-_WORD = re.compile(r"[a-z0-9_]+")
-# Function words and the verbs a paraphrase swaps freely ("through"/"via", "use"/"with").
-_STOP = frozenset(
-    """a an the and or but of to in on at by for from with without via through into onto
-    is are was were be been being it its this that these those as so than then there here
-    we you they he she i our your their us them do does did done not no never always
-    use uses used using run runs ran running must should can could may might will would
-    which who what when where why how all any each every some more most less only also just
-    instead rather about after before over under up down out if else while""".split()  # noqa: SIM905
-)
-
-
-def content_words(text: str) -> frozenset[str]:
-    """A text's words that carry its meaning: lower case, function words out, a plural's
-    `s` dropped ("tests" = "test")."""
-    words = set()
-    for found in _WORD.findall(text.lower()):
-        if found in _STOP or len(found) < 2:
-            continue
-        plural = len(found) > 3 and found.endswith("s") and not found.endswith("ss")
-        words.add(found[:-1] if plural else found)
-    return frozenset(words)
-
-
-def word_overlap(a: frozenset[str], b: frozenset[str]) -> float:
-    """Jaccard of two content-word sets: 0..1, 0 when either is empty."""
-    if not a or not b:
-        return 0.0
-    return len(a & b) / len(a | b)

@@ -1,13 +1,10 @@
-"""memory/likeness.py: the paraphrase rule of the write path and the word overlap of the hook."""
+"""memory/likeness.py: the paraphrase rule of the write path; the content words of the hook
+(context/duplicates.py)."""
 
 from __future__ import annotations
 
-from local_recall.memory.likeness import (
-    content_words,
-    is_paraphrase,
-    paraphrase_of,
-    word_overlap,
-)
+from local_recall.context.duplicates import content_words, word_overlap
+from local_recall.memory.likeness import is_paraphrase, paraphrase_of
 
 
 def test_close_meaning_needs_shared_words() -> None:
