@@ -314,9 +314,9 @@ def test_review_names_a_look_alike_and_merges_it(cli: CliRunner, repo: Path) -> 
     ).memory
     other = recall.save("Ruff line length is 100", "Set in pyproject.", reviewed=False).memory
 
-    listed = cli("review", "--list").stdout.splitlines()
-    assert listed[0].endswith(f"[looks like {mine.id}]") and theirs.id in listed[0]
-    assert "looks like" not in listed[1]
+    listed = {line.split()[1]: line for line in cli("review", "--list").stdout.splitlines()}
+    assert listed[theirs.id].endswith(f"[looks like {mine.id}]")
+    assert "looks like" not in listed[other.id]
     rows = {r["id"]: r for r in json.loads(cli("review", "--json").stdout)}
     assert rows[theirs.id]["looks_like"] == mine.id and rows[other.id]["looks_like"] is None
 
