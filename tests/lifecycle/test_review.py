@@ -373,6 +373,53 @@ def test_interactive_review_in_a_terminal(repo: Path) -> None:
     assert read_rejections(recall.rejected_path) == {drop.content_hash}
 
 
+def test_interactive_review_offers_merge_for_a_look_alike(repo: Path) -> None:
+    pty = pytest.importorskip("pty")
+    import os
+    import select
+    import sys
+    import time
+
+    recall = _recall(repo)
+    mine = recall.add(
+        "Run the tests with pytest via tox",
+        "Tests run through tox, which calls pytest; do not run pytest directly.",
+    )
+    theirs = recall.save(
+        "Run tests with pytest through tox",
+        "The test suite is run with tox, which invokes pytest, rather than calling pytest by hand.",
+        reviewed=False,
+    ).memory
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real CLI on a terminal
+        os.chdir(repo)
+        os.execve(sys.executable, [sys.executable, "-m", "local_recall", "review"], clean_env())
+    output = bytearray()
+
+    def read_until(wanted: bytes, seconds: float = 120.0) -> None:
+        deadline = time.monotonic() + seconds
+        while wanted not in output and time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                output.extend(chunk)
+
+    read_until(b"m=merge > ")
+    time.sleep(0.5)  # click.getchar's switch to raw mode flushes a key typed before it
+    os.write(fd, b"m")
+    read_until(b"merged 1")
+    os.kill(pid, 9) if b"merged 1" not in output else os.waitpid(pid, 0)
+    text = output.decode()
+    assert f"looks like {mine.id}: Run the tests with pytest via tox" in text
+    assert f"merged into {mine.id}" in text
+    assert [m.id for m in recall.list()] == [mine.id]
+    assert read_rejections(recall.rejected_path) == {theirs.content_hash}
+
+
 # --- what the hooks and MCP show ------------------------------------------------------------
 
 
