@@ -43,6 +43,8 @@ def nearest_memories(index: MemoryIndex, embedder: Embedder, text: str) -> list[
     if not keys:
         return []
     vector = np.asarray(embedder.embed_documents([text])[0], dtype=np.float32)
+    if vector.shape[0] != matrix.shape[1]:  # the embedder changed, the index not yet: no answer
+        return []
     return _ranked(keys, matrix, vector)
 
 
