@@ -21,28 +21,29 @@ MIN_SUBJECT_WORDS = 3
 
 def same_fact(a_subject: str, a_body: str, b_subject: str, b_body: str) -> bool:
     """Whether two memories (subject, body or snippet) state one fact."""
-    return _same(_words(a_subject, a_body), _words(b_subject, b_body))
+    return same_words(fact_words(a_subject, a_body), fact_words(b_subject, b_body))
 
 
 def without_near_duplicates(ranked: Iterable[Note]) -> list[Note]:
     """`ranked` (best first) without any hit that states the fact of a better one."""
-    kept: list[tuple[Note, _Words]] = []
+    kept: list[tuple[Note, FactWords]] = []
     for note in ranked:
-        words = _words(note.subject, note.body)
-        if not any(_same(other, words) for _, other in kept):
+        words = fact_words(note.subject, note.body)
+        if not any(same_words(other, words) for _, other in kept):
             kept.append((note, words))
     return [note for note, _ in kept]
 
 
-_Words = tuple[frozenset[str], frozenset[str]]  # (subject's, subject's and body's)
+# A memory's content words, (subject's, subject's and body's): computed once, compared often.
+FactWords = tuple[frozenset[str], frozenset[str]]
 
 
-def _words(subject: str, body: str) -> _Words:
-    words = content_words(subject)
-    return words, words | content_words(body)
+def fact_words(subject: str, body: str) -> FactWords:
+    words = contentfact_words(subject)
+    return words, words | contentfact_words(body)
 
 
-def _same(a: _Words, b: _Words) -> bool:
+def same_words(a: FactWords, b: FactWords) -> bool:
     (subject_a, whole_a), (subject_b, whole_b) = a, b
     if min(len(subject_a), len(subject_b)) >= MIN_SUBJECT_WORDS and (
         word_overlap(subject_a, subject_b) >= SAME_FACT
@@ -64,7 +65,7 @@ _STOP = frozenset(
 )
 
 
-def content_words(text: str) -> frozenset[str]:
+def contentfact_words(text: str) -> frozenset[str]:
     """A text's words that carry its meaning: lower case, function words out, a plural's
     `s` dropped ("tests" = "test")."""
     words = set()

@@ -63,3 +63,13 @@ def test_fill_budget_never_shows_both_wordings() -> None:
     assert selection.pointers == ()
     text = prompt_context([TOX_EXTRACTED, TOX_USER], budget_tokens=2000, min_score=0.1)
     assert TOX_USER.subject in text and TOX_EXTRACTED.subject not in text
+
+
+def test_the_session_index_lists_one_fact_once() -> None:
+    from local_recall.context.session import render_session_context
+
+    text = render_session_context(
+        [TOX_USER, TOX_EXTRACTED, OTHER], total=3, source="startup", budget_tokens=1000
+    )
+    assert TOX_USER.subject in text and OTHER.subject in text
+    assert TOX_EXTRACTED.subject not in text
