@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
-from local_recall.errors import InvalidMemoryFile, StorageError
+from local_recall.errors import InvalidMemoryFile, RecallError, StorageError
 from local_recall.lifecycle import review
 from local_recall.lifecycle.consolidation import Proposal
 from local_recall.lifecycle.provenance import current_head
@@ -33,7 +33,9 @@ from local_recall.memory.select import MemoryFilters, select_memories
 from local_recall.memory.store import Created, Deleted, MemoryStore, Scan
 from local_recall.repo.config import Config, load_config
 from local_recall.repo.layout import claude_config_dir, ensure_gitignore, recall_dir_problem
+from local_recall.search import paraphrases
 from local_recall.search.index.sync import IndexReport, ProgressCallback
+from local_recall.search.paraphrases import nearest_memories, paraphrased_memory
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.searcher import Searcher
 from local_recall.search.status import SearchStatus
@@ -353,6 +355,28 @@ def org_service(recall: Recall) -> OrgService:
     )
 
 
+def paraphrased(recall: Recall, subject: str, body: str) -> Memory | None:
+    """The existing memory `subject` + `body` says in other words (search/paraphrases.py), if
+    any; None also when the embedder or index fails (the content hash still catches copies)."""
+    try:
+        recall.sync_index()  # what was saved a moment ago counts too
+        memories = recall.memories.scan().memories
+        return paraphrased_memory(
+            recall.searcher.index, recall.searcher.embedder, memories, subject, body
+        )
+    except RecallError:
+        return None
+
+
+def look_alikes(recall: Recall, ids: Sequence[str]) -> Mapping[str, str]:
+    """id -> the memory it paraphrases, for `review`'s "looks like"; {} when the index fails."""
+    try:
+        recall.sync_index()
+        return paraphrases.look_alikes(recall.searcher.index, recall.memories.scan().memories, ids)
+    except RecallError:
+        return {}
+
+
 def _resolve(store: MemoryStore, memory_id: str) -> str:
     """A full id, or a unique prefix of one of `store`'s (memory/id_prefix.py: as git)."""
     return resolve_id(memory_id, lambda: store.scan().memories)
@@ -367,6 +391,9 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
 
     def similar(text: str, count: int) -> builtins.list[tuple[str, str]]:
         return [(hit.id, hit.subject) for hit in recall.query(SearchQuery(text, limit=count)).hits]
+
+    def neighbours(text: str) -> builtins.list[tuple[str, float]]:
+        return nearest_memories(recall.searcher.index, recall.searcher.embedder, text)
 
     settings, config = recall.settings, recall.config
     return PassInputs(
@@ -386,4 +413,5 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
         rejected_hashes=lambda: review.rejected_hashes(recall.rejected_path),
         summaries=recall.summaries if config.summaries.enabled else None,
         similar=similar,
+        neighbours=neighbours,
     )

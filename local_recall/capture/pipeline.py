@@ -53,7 +53,7 @@ from local_recall.capture.sources import (
 )
 from local_recall.capture.summaries import SummaryInputs, SummarySink, write_summaries
 from local_recall.capture.transcripts.model import TranscriptFile
-from local_recall.capture.writer import MemorySink, MemoryWriter
+from local_recall.capture.writer import MemorySink, MemoryWriter, Neighbours
 from local_recall.errors import ExtractorUnavailable, RecallError
 from local_recall.memory.model import Provenance
 from local_recall.repo.config import ExtractionConfig
@@ -94,6 +94,8 @@ class PassInputs:
     # the n existing memories most similar to a text, as (id, subject): shown to the extractor,
     # which may say a new memory supersedes one (the facade asks the index)
     similar: SimilarMemories | None = None
+    # (id, cosine) of the memories nearest a text in meaning: the paraphrase check (writer.py)
+    neighbours: Neighbours | None = None
 
 
 def run_pass(
@@ -221,6 +223,7 @@ def _executor(
         thinking_enabled=inputs.thinking_enabled,
         head=inputs.head,
         rejected_hashes=inputs.rejected_hashes,
+        neighbours=inputs.neighbours,
     )
 
     def build() -> Extractor:

@@ -26,6 +26,7 @@ from local_recall.capture.summary_plan import (
     entries_from_json,
     entries_to_json,
     files_changed,
+    is_empty_summary,
     merged_files,
     render_summary_body,
     summary_done,
@@ -152,6 +153,9 @@ def _summarise(
         inputs.spend(result.input_tokens, result.output_tokens)
         tally.answered(result.input_tokens, result.output_tokens, result.cost_usd)
         tally.summary_calls += 1
+        if is_empty_summary(result.summary, files):  # a one-turn session: no file
+            log.info("empty summary of %s not written", transcript.path)
+            continue
         try:
             draft = make_draft(
                 subject=summary_subject(result.summary),

@@ -115,6 +115,24 @@ def summary_subject(fields: SummaryFields) -> str:
     return text if len(text) <= SUBJECT_CHARS else text[: SUBJECT_CHARS - 1] + "…"
 
 
+# What a model writes for "nothing": a one-turn session's summary is "Session: n/a" with
+# every section "(none)" — committed and injected, it would only cost context.
+_PLACEHOLDERS = frozenset(
+    {"", "n/a", "na", "none", "nothing", "no", "unknown", "not stated", "no request", "-", "tbd"}
+)
+
+
+def is_placeholder(text: str) -> bool:
+    return text.strip().strip("()[].!*_`\"' ").casefold() in _PLACEHOLDERS
+
+
+def is_empty_summary(fields: SummaryFields, files: Sequence[str]) -> bool:
+    """Nothing done, learned or left to do and no file changed: not worth a file. A stated
+    request alone is not enough (a one-question session)."""
+    items = (*fields.done, *fields.learned, *fields.next_steps)
+    return not files and all(is_placeholder(item) for item in items)
+
+
 def render_summary_body(fields: SummaryFields, files: Sequence[str]) -> str:
     """The markdown body of a summary file (its sections are what the next session reads)."""
     parts = [f"## Request\n\n{fields.request or '(not stated)'}"]

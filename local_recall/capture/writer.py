@@ -1,6 +1,10 @@
 """Writing what a pass produces: extracted memories (validated, redacted, deduplicated) and
 thinking memories. Each text is redacted once, by `make_draft`, and the near-duplicate check
-compares the draft that will be stored: what the model wrote may quote a secret."""
+compares the draft that will be stored: what the model wrote may quote a secret.
+
+A draft is dropped as a near-duplicate when its text is nearly an existing memory's (edit
+distance, `near_duplicate_threshold`) or when it paraphrases one: nearest in meaning among the
+index's vectors and sharing most words (memory/likeness.py; benchmarks/write_dedup.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +19,9 @@ from local_recall.capture.pipeline_plan import is_near_duplicate, memory_text, t
 from local_recall.capture.provenance import memory_files
 from local_recall.capture.report import Tally
 from local_recall.capture.transcripts.model import TranscriptFile, Turn
-from local_recall.errors import InvalidInput, InvalidMemoryFile, MemoryNotFound
+from local_recall.errors import InvalidInput, InvalidMemoryFile, MemoryNotFound, RecallError
 from local_recall.memory.drafts import make_draft
+from local_recall.memory.likeness import paraphrase_of
 from local_recall.memory.model import (
     MAX_PROVENANCE_CHARS,
     Draft,
@@ -28,6 +33,9 @@ from local_recall.memory.store import Created, Scan
 from local_recall.redaction.secrets import redact_for_storage
 
 log = logging.getLogger(__name__)
+
+# text -> (id, cosine) of the existing memories nearest in meaning, nearest first
+Neighbours = Callable[[str], Sequence[tuple[str, float]]]
 
 
 def session_of(transcript: TranscriptFile) -> str:
@@ -69,6 +77,7 @@ class MemoryWriter:
         thinking_enabled: bool,
         head: Callable[[], Provenance] = Provenance,
         rejected_hashes: Callable[[], frozenset[str]] = frozenset,
+        neighbours: Neighbours | None = None,
     ) -> None:
         self.memories = memories
         self.thinking = thinking
@@ -81,6 +90,7 @@ class MemoryWriter:
         self._head_of, self._rejected_of = head, rejected_hashes
         self._head: Provenance | None = None
         self._rejected: frozenset[str] | None = None
+        self._neighbours = neighbours
 
     def write_candidate(
         self,
@@ -122,7 +132,10 @@ class MemoryWriter:
             return None
         hashes, texts = self._known_memories()
         if digest not in hashes:
-            match = is_near_duplicate(memory_text(draft.subject, draft.body), texts, self.threshold)
+            text = memory_text(draft.subject, draft.body)
+            match = is_near_duplicate(text, texts, self.threshold) or self._paraphrase(text, texts)
+            if candidate.supersedes is not None and match == candidate.supersedes.id:
+                match = None  # a correction of that memory, in its words: written, and marks it
             if match is not None:
                 self.tally.near_duplicates += 1
                 log.info("near-duplicate of %s skipped: %s", match, draft.subject)
@@ -159,6 +172,16 @@ class MemoryWriter:
             return
         if marked.superseded_by == by:
             self.tally.superseded += 1
+
+    def _paraphrase(self, text: str, texts: dict[str, str]) -> str | None:
+        if self._neighbours is None or self.threshold >= 1.0:  # 1.0 turns the checks off
+            return None
+        try:
+            nearest = self._neighbours(text)
+        except RecallError as exc:  # no embedder, no index yet: the text check alone
+            log.info("paraphrase check skipped: %s", exc)
+            return None
+        return paraphrase_of(text, nearest, texts)
 
     def _known_memories(self) -> tuple[set[str], dict[str, str]]:
         if self._known is None:

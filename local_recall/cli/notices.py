@@ -3,25 +3,13 @@
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from local_recall.errors import InvalidMemoryFile
 from local_recall.logs import escape_controls
 from local_recall.memory.repair import is_fixable
-
-# As `redaction.findings.MARKER`: the text a secret of some kind was replaced with.
-_MARKER = re.compile(r"\[REDACTED:([a-z0-9-]{1,40})\]")
-
-
-def redacted_kinds(given: Iterable[str], stored: Iterable[str]) -> Counter[str]:
-    """The kinds of secret the store replaced: markers in what was stored and not in what was
-    given (a memory may quote a marker on purpose)."""
-    before = Counter(m.group(1) for text in given for m in _MARKER.finditer(text))
-    after = Counter(m.group(1) for text in stored for m in _MARKER.finditer(text))
-    return after - before
+from local_recall.redaction.findings import redacted_kinds
 
 
 def redaction_notice(given: Iterable[str], stored: Iterable[str]) -> str | None:

@@ -12,6 +12,7 @@ from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.daemon.cli_queries import memory_row
 from local_recall.errors import InvalidInput, RecallError
 from local_recall.memory.model import Memory, format_timestamp
+from local_recall.recall import look_alikes
 
 NOT_A_TERMINAL = (
     "review is interactive and stdin is not a terminal: use `review --list`, `review --json`, "
@@ -35,12 +36,17 @@ def review(ctx: click.Context, as_list: bool, as_json: bool) -> None:
     app = ctx.find_object(AppContext)
     assert app is not None  # the `cli` group made it
     if as_json:
-        emit_json([m.to_json() for m in app.recall.unreviewed()])
+        queue = app.recall.unreviewed()
+        alike = look_alikes(app.recall, [m.id for m in queue])
+        emit_json([{**m.to_json(), "looks_like": alike.get(m.id)} for m in queue])
     elif as_list:
-        for memory in app.recall.unreviewed():
+        queue = app.recall.unreviewed()
+        alike = look_alikes(app.recall, [m.id for m in queue])
+        for memory in queue:
             click.echo(
                 f"{format_timestamp(memory.occurred_at)[:10]}  {memory.id}  {memory.subject}"
                 + (f"  [superseded by {memory.superseded_by}]" if memory.superseded_by else "")
+                + (f"  [looks like {alike[memory.id]}]" if memory.id in alike else "")
             )
     elif sys.stdin is None or not sys.stdin.isatty():
         raise InvalidInput(NOT_A_TERMINAL)
@@ -85,18 +91,51 @@ def reject(app: AppContext, ids: Sequence[str], as_json: bool) -> None:
             click.echo(f"rejected {memory.id}")
 
 
+@review.command(name="merge")
+@click.argument("memory_id")
+@click.argument("other", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print what was kept and removed as JSON.")
+@pass_app
+def merge(app: AppContext, memory_id: str, other: str | None, as_json: bool) -> None:
+    """Merge a memory with the one it looks like (or OTHER) into one, as `consolidate` does:
+    the better-written kept, with the keywords, anchors and provenance of both."""
+    first = app.recall.get(memory_id).id
+    if other is None:
+        other = look_alikes(app.recall, [first]).get(first)
+        if other is None:
+            raise InvalidInput(f"{first} looks like no other memory: give the one to merge with")
+    applied = app.recall.lifecycle.merge([first, app.recall.get(other).id])
+    if as_json:
+        emit_json(applied.to_json())
+    else:
+        click.echo(f"merged into {applied.kept[0].id}; removed {', '.join(applied.removed)}")
+
+
 def _walk(app: AppContext) -> None:
     queue = app.recall.unreviewed()
     if not queue:
         click.echo("nothing to review")
         return
-    done = {"accepted": 0, "edited": 0, "rejected": 0, "skipped": 0}
+    done = {"accepted": 0, "edited": 0, "rejected": 0, "skipped": 0, "merged": 0}
     stale = _stale_reasons(app)
+    alike = look_alikes(app.recall, [m.id for m in queue])
+    merged: set[str] = set()
     for number, memory in enumerate(queue, start=1):
+        if memory.id in merged:  # merged away with an earlier one
+            continue
+        twin = alike.get(memory.id) if alike.get(memory.id) not in merged else None
         _show(memory, number, len(queue), stale.get(memory.id))
-        action = _ask(still_true=memory.id in stale)
+        if twin is not None:
+            click.secho(f"looks like {twin}: {_subject(app, twin)}", fg="yellow")
+        action = _ask(still_true=memory.id in stale, can_merge=twin is not None)
         if action == "q":
             break
+        if action == "m" and twin is not None:
+            applied = app.recall.lifecycle.merge([memory.id, twin])
+            merged.update(applied.removed)
+            click.echo(f"merged into {applied.kept[0].id}")
+            done["merged"] += 1
+            continue
         if action == "t":  # stale, but a person says it still holds: re-anchor it at HEAD
             app.recall.mark_still_true(memory.id)
         if action == "e":
@@ -142,10 +181,18 @@ def _show(memory: Memory, number: int, total: int, stale: str | None) -> None:
     click.echo("")
 
 
-def _ask(*, still_true: bool) -> str:
-    keys = "aersq" + ("t" if still_true else "")
+def _subject(app: AppContext, memory_id: str) -> str:
+    try:
+        return app.recall.get(memory_id).subject
+    except RecallError:
+        return "(unreadable)"
+
+
+def _ask(*, still_true: bool, can_merge: bool = False) -> str:
+    keys = "aersq" + ("t" if still_true else "") + ("m" if can_merge else "")
+    extra = ("  t=still true" if still_true else "") + ("  m=merge" if can_merge else "")
     while True:
-        click.echo(f"{KEYS}{'  t=still true' if still_true else ''} > ", nl=False)
+        click.echo(f"{KEYS}{extra} > ", nl=False)
         key = click.getchar().lower()
         click.echo(key)
         if len(key) == 1 and key in keys:

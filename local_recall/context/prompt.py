@@ -12,6 +12,7 @@ hook's own process. Light: the prompt hook imports this on every prompt.
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from local_recall.context.duplicates import without_near_duplicates
 from local_recall.context.notes import (
     HOW_TO_FETCH,
     MAX_CONTEXT_CHARS,
@@ -87,12 +88,15 @@ def fill_budget(
     min_score: float,
     max_chars: int = MAX_CONTEXT_CHARS,
 ) -> Selection:
-    """Best score first; hits under `min_score` are dropped; a hit whose text does not fit in
-    what is left is skipped (the next, smaller one may) and listed as a pointer if that fits.
+    """Best score first; hits under `min_score` are dropped, and so is a hit stating the fact
+    of a better one (context/duplicates.py); a hit whose text does not fit in what is left is
+    skipped (the next, smaller one may) and listed as a pointer if that fits.
     The rendered result (wrapper included) never exceeds the token budget nor `max_chars`."""
     limit = char_budget(budget_tokens, max_chars)
     # the threshold is on relevance; the order also weighs staleness and branches
-    ranked = sorted((h for h in hits if h.score >= min_score), key=lambda h: -h.score * h.order)
+    ranked = without_near_duplicates(
+        sorted((h for h in hits if h.score >= min_score), key=lambda h: -h.score * h.order)
+    )
     seen: set[str] = set()
     used = wrapped_size([_PROMPT_HEADER])
     shown: list[Note] = []

@@ -20,6 +20,7 @@ daemon's socket (`to_request` / `from_request`, `to_reply` / `from_reply`) or fr
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from local_recall.context.duplicates import FactWords, fact_words, same_words
 from local_recall.context.notes import (
     CLOSE_TAG,
     HOW_TO_FETCH,
@@ -186,11 +187,16 @@ def render_session_context(
 
     # header(0) carries the longest "N more" clause; the shown count adds at most its digits
     used = wrapped_size(header(0)) + len(str(total))
+    taken: list[FactWords] = []
     for note in ranked:
         line = index_line(note)
         if used + len(line) + 1 > limit:
             continue  # a long subject does not stop shorter ones after it
+        words = fact_words(note.subject, note.body)
+        if any(same_words(words, other) for other in taken):
+            continue  # one fact listed once (context/duplicates.py)
         chosen.append(note)
+        taken.append(words)
         used += len(line) + 1
     if not chosen:
         return ""

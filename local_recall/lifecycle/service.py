@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from local_recall.errors import InvalidInput, MemoryNotFound, StorageError
 from local_recall.lifecycle import git_facts, memories, snapshot
-from local_recall.lifecycle.consolidation import Proposal, Thresholds, plan_consolidation
+from local_recall.lifecycle.consolidation import (
+    Proposal,
+    Thresholds,
+    plan_consolidation,
+    propose,
+)
 from local_recall.lifecycle.neighbours import candidate_pairs
 from local_recall.lifecycle.ranking import LifeFacts, rank_factor
 from local_recall.lifecycle.rejections import FILENAME, remember_rejections
@@ -178,6 +183,18 @@ class Lifecycle:
         pairs = candidate_pairs(ids, matrix, texts, floor=self.thresholds.floor)
         candidates = {i: memories.candidate(found[i]) for i in texts}
         return plan_consolidation(pairs, candidates, self.thresholds)
+
+    def merge(self, ids: Sequence[str]) -> Applied:
+        """Two or more wordings of one fact made one memory, as `consolidate` would (`propose`:
+        the best-written kept with the keywords, anchors and provenance of all)."""
+        wanted = list(dict.fromkeys(ids))
+        if len(wanted) < 2:
+            raise InvalidInput("merge takes two different memories")
+        found = {m.id: m for m in self.store.scan().memories}
+        for memory_id in wanted:
+            if memory_id not in found:
+                raise MemoryNotFound(memory_id)
+        return self.apply([propose([memories.candidate(found[i]) for i in wanted])])
 
     def apply(self, proposals: Sequence[Proposal]) -> Applied:
         """Carry out proposals: the hashes of the memories merged away are remembered first (so

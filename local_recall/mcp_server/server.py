@@ -310,10 +310,15 @@ class RecallTools:
         ] = None,
     ) -> dict[str, Any]:
         """Save durable knowledge for future sessions: a decision and its reason, a root cause,
-        a convention, a gotcha. Never secrets. Saving the same content again returns the
-        existing memory (created: false)."""
+        a convention, a gotcha. Never secrets. Saving the same content again, or the same fact
+        in other words, returns the existing memory (created: false; looks_like: its id)."""
         with _as_tool_errors("save_memory"):
             scope = parse_optional_scope(applies_to) or "global"
+            from local_recall.recall import paraphrased  # loaded with Recall, on first use
+
+            existing = paraphrased(self.lazy.get(), subject, content)
+            if existing is not None:  # one fact, one memory
+                return {"id": existing.id, "created": False, "looks_like": existing.id}
             result = self.lazy.get().save(
                 subject,
                 content,

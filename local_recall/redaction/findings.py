@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -56,4 +58,15 @@ def marker(kind: str) -> str:
 
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9-]{1,40}\]")
+_MARKER_KIND = re.compile(r"\[REDACTED:([a-z0-9-]{1,40})\]")
+
+
+def redacted_kinds(given: Iterable[str], stored: Iterable[str]) -> Counter[str]:
+    """The kinds of secret the store replaced: markers in what was stored and not in what was
+    given (a memory may quote a marker on purpose). For the one-line notice of each adapter."""
+    before = Counter(m.group(1) for text in given for m in _MARKER_KIND.finditer(text))
+    after = Counter(m.group(1) for text in stored for m in _MARKER_KIND.finditer(text))
+    return after - before
+
+
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")

@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from local_recall.errors import DuplicateMemoryId, InvalidInput, MemoryNotFound, RecallError
 from local_recall.web.admission import Limits
+from local_recall.web.curation import Curation
 from local_recall.web.events import ChangeFeed
 from local_recall.web.guard import SECURITY_HEADERS, refuse
 from local_recall.web.viewer import EditConflict, Viewer
@@ -148,6 +149,8 @@ def create_app(
     def memory_id(request: Request) -> str:
         return str(request.path_params["memory_id"])
 
+    curation = Curation(viewer)
+
     async def index(_: Request) -> Response:
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
 
@@ -159,6 +162,7 @@ def create_app(
     routes = [
         Route("/", index),
         Route("/api/memories", api(lambda r, _: viewer.memories(dict(r.query_params)))),
+        Route("/api/memories/new", api(lambda r, b: curation.create(b)), methods=["POST"]),
         Route("/api/memories/{memory_id}", api(lambda r, _: viewer.memory(memory_id(r)))),
         Route(
             "/api/memories/{memory_id}",
@@ -174,7 +178,12 @@ def create_app(
             api(lambda r, _: viewer.delete(memory_id(r))),
             methods=["POST"],
         ),
-        Route("/api/review", api(lambda r, _: viewer.review_queue())),
+        Route("/api/review", api(lambda r, _: curation.review_queue())),
+        Route(
+            "/api/review/merge", api(lambda r, b: curation.merge(b.get("ids"))), methods=["POST"]
+        ),
+        Route("/api/sessions", api(lambda r, _: curation.sessions(dict(r.query_params)))),
+        Route("/api/sessions/{memory_id}", api(lambda r, _: curation.session(memory_id(r)))),
         Route(
             "/api/review/accept", api(lambda r, b: viewer.accept(b.get("ids"))), methods=["POST"]
         ),

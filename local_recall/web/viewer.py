@@ -61,7 +61,7 @@ class EditConflict(RecallError):
 class Viewer:
     def __init__(self, recall: Recall, search: Search | None = None) -> None:
         self.recall = recall
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
         self._search = search or (lambda query: recall.query(query, sync=False))
         self._cache: tuple[list[Memory], dict[str, Stale]] | None = None
         self._cache_at = 0.0
@@ -73,7 +73,7 @@ class Viewer:
         store scan and the staleness check take ~0.5 s each, a page should not. Dropped by
         `changed()` (the daemon calls it after each re-index), by the viewer's own writes, and
         after STATE_SECONDS (a commit can make a memory stale without touching its file)."""
-        with self._lock:
+        with self.lock:
             if self._cache is None or time.monotonic() - self._cache_at > STATE_SECONDS:
                 memories = [*self.recall.memories.scan().memories]
                 memories += self.recall.thinking.scan().memories
@@ -84,18 +84,18 @@ class Viewer:
                 self._cache, self._cache_at = (memories, stale), time.monotonic()
             return self._cache
 
-    def _stale(self) -> dict[str, Stale]:
+    def stale(self) -> dict[str, Stale]:
         return self._state()[1]
 
     def changed(self) -> None:
         """The memory files changed: the next request reads them again."""
-        with self._lock:
+        with self.lock:
             self._cache = None
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
+    def writing(self) -> Iterator[None]:
         """A change through the viewer: serialised, and the cached state dropped after."""
-        with self._lock:
+        with self.lock:
             try:
                 yield
             finally:
@@ -129,8 +129,8 @@ class Viewer:
             kind=wanted.kind,
         )
         result = self._search(query)
-        with self._lock:
-            stale = self._stale()
+        with self.lock:
+            stale = self.stale()
         hits = [hit for hit in result.hits if matches(hit.memory, stale.get(hit.id), wanted)]
         rows = []
         for hit in hits[wanted.offset : wanted.offset + wanted.limit]:
@@ -156,12 +156,12 @@ class Viewer:
     def memory(self, memory_id: str) -> dict[str, Any]:
         """One memory: the row, its body as markdown and as safe HTML, the frontmatter as
         written in the file, its provenance, why it is stale."""
-        with self._lock:
+        with self.lock:
             memory = self._get(memory_id)
-            stale = self._stale().get(memory.id)
-        return self._detail(memory, stale)
+            stale = self.stale().get(memory.id)
+        return self.detail(memory, stale)
 
-    def _detail(self, memory: Memory, stale: Stale | None) -> dict[str, Any]:
+    def detail(self, memory: Memory, stale: Stale | None) -> dict[str, Any]:
         data = memory_row(memory, stale)
         data.update(
             body=memory.body,
@@ -172,6 +172,7 @@ class Viewer:
             fingerprint=fingerprint(memory),
             editable=memory.kind == "episodic",
             duplicates=[_relative(p, self.recall.root) for p in self._duplicates(memory)],
+            moved=self.recall.lifecycle.moves().get(memory.id),  # [old, new]: a renamed anchor
         )
         return data
 
@@ -183,7 +184,7 @@ class Viewer:
 
     def transcript(self, memory_id: str) -> dict[str, Any]:
         """The source session's turns nearest the memory, while the transcript exists."""
-        with self._lock:
+        with self.lock:
             memory = self._get(memory_id)
         return session_turns(self.recall, memory)
 
@@ -194,7 +195,7 @@ class Viewer:
         nothing written, when the memory changed since the editor opened it."""
         subject, body = _text(fields, "subject"), _text(fields, "body")
         keywords, scope = _text(fields, "keywords"), _text(fields, "scope")
-        with self._writing():
+        with self.writing():
             current = self.recall.get(memory_id)
             if fields.get("fingerprint") != fingerprint(current):
                 raise EditConflict(
@@ -208,50 +209,50 @@ class Viewer:
                 keywords=None if keywords is None else split_keywords(keywords),
                 scope=scope,
             )
-            stale = self._stale().get(updated.id)
-        return self._detail(updated, stale)
+            stale = self.stale().get(updated.id)
+        return self.detail(updated, stale)
 
     def delete(self, memory_id: str) -> dict[str, Any]:
         """Delete the memory: every file claiming its id (any spelling), all named back."""
-        with self._writing():
+        with self.writing():
             deleted = self.recall.forget(memory_id)
             paths = [_relative(p, self.recall.root) for p in deleted.paths]
             return {**memory_row(deleted.memory), "paths": paths}
 
     def accept(self, ids: object) -> list[dict[str, Any]]:
-        with self._writing():
+        with self.writing():
             return [memory_row(m) for m in self.recall.accept(_ids(ids))]
 
     def reject(self, ids: object) -> list[dict[str, Any]]:
-        with self._writing():
+        with self.writing():
             return [memory_row(m) for m in self.recall.reject(_ids(ids))]
 
     def still_true(self, memory_id: str) -> dict[str, Any]:
-        with self._writing():
+        with self.writing():
             return memory_row(self.recall.mark_still_true(memory_id))
 
     # --- the lifecycle queues ---------------------------------------------------------------
 
     def review_queue(self) -> list[dict[str, Any]]:
         """Unreviewed memories, oldest first (the order they were written)."""
-        with self._lock:
-            stale = self._stale()
+        with self.lock:
+            stale = self.stale()
             queue = self.recall.unreviewed()
-            return [self._detail(m, stale.get(m.id)) for m in queue]
+            return [self.detail(m, stale.get(m.id)) for m in queue]
 
     def stale_list(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [self._detail(m, why) for m, why in self.recall.stale_memories()]
+        with self.lock:
+            return [self.detail(m, why) for m, why in self.recall.stale_memories()]
 
     def consolidation(self) -> list[dict[str, Any]]:
         """Each group of near-duplicates: the proposal and its memories side by side."""
-        with self._lock:
+        with self.lock:
             groups = []
             for proposal in self.recall.consolidation_plan():
                 members = []
                 for memory_id in (proposal.keep, *proposal.remove):
                     try:
-                        members.append(self._detail(self.recall.get(memory_id), None))
+                        members.append(self.detail(self.recall.get(memory_id), None))
                     except RecallError:
                         continue
                 groups.append({"proposal": proposal.to_json(), "memories": members})
@@ -264,7 +265,7 @@ class Viewer:
         keep = parse_memory_id(keep)
         if keep not in wanted:
             raise InvalidInput("keep must be one of the group's memories")
-        with self._writing():
+        with self.writing():
             for proposal in self.recall.consolidation_plan():
                 if {proposal.keep, *proposal.remove} != wanted:
                     continue
@@ -293,12 +294,12 @@ class Viewer:
         }
 
     def stats(self) -> dict[str, Any]:
-        with self._lock:
+        with self.lock:
             return gather_stats(self.recall, *self._state())
 
     def file(self, relative: str) -> dict[str, Any]:
         """A repository file a memory names (`read_named_file`)."""
-        with self._lock:
+        with self.lock:
             memories = self._state()[0]
         return read_named_file(self.recall, memories, relative)
 
@@ -308,7 +309,8 @@ def read_named_file(recall: Recall, memories: list[Memory], relative: str) -> di
     an anchor or `file:` scope of a memory names: never `.env` or another ignored or
     untracked file, whatever the path asked for; never through a symbolic link."""
     path = file_view_path(relative)
-    if path not in named_files(memories):
+    renamed = {new for _old, new in recall.lifecycle.moves().values()}  # links follow renames
+    if path not in named_files(memories) and path not in renamed:
         raise InvalidInput(f"{relative!r} is not a file a memory names")
     if not is_tracked(recall.root, path, recall.settings.environ):
         raise InvalidInput(f"{relative!r} is not a file git tracks")

@@ -1162,3 +1162,34 @@ def test_pass_report_json_has_every_figure() -> None:
         "thinking_created",
         "stopped",
     }
+
+
+@pytest.mark.slow
+@requires_claude
+def test_a_paraphrase_of_an_existing_memory_is_not_written(world: World) -> None:
+    """Issue 24.5: the prompt listed the user's memory and the extractor wrote it again in other
+    words; edit distance (0.75 here) let it through the 0.9 check, the paraphrase rule does not."""
+    recall = world.recall()
+    mine = recall.add(
+        "Run the tests with pytest via tox",
+        "Tests run through tox, which calls pytest; do not run pytest directly.",
+    )
+    recall.sync_index()
+    world.install(T01)
+    world.api.responder = model(
+        lambda _body: {
+            "memories": [
+                {
+                    "subject": "Run tests with pytest through tox",
+                    "body": "The test suite is run with tox, which invokes pytest, rather than "
+                    "calling pytest by hand.",
+                    "keywords": ["tox", "pytest"],
+                    "applies_to": "global",
+                }
+            ]
+        }
+    )
+    report = world.recall().sync_transcripts()
+    assert (report.memories_created, report.near_duplicates) == (0, 1)
+    assert [p.stem for p in world.memory_files()] == [mine.id]
+    assert {tuple(e["memory_ids"]) for e in world.state().values()} == {(mine.id,)}

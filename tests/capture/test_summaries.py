@@ -26,6 +26,7 @@ from local_recall.capture.summary_plan import (
     entries_from_json,
     entries_to_json,
     files_changed,
+    is_empty_summary,
     merged_files,
     render_summary_body,
     summary_done,
@@ -339,3 +340,24 @@ def test_not_committed_adds_the_folder_to_gitignore(tmp_path: Path) -> None:
     recall, _, _ = setup(tmp_path, LOCAL_RECALL_SUMMARIES_COMMITTED="false")
     recall.init()
     assert "session-summaries/" in recall.layout.gitignore_path.read_text().splitlines()
+
+
+def test_a_one_turn_sessions_empty_summary_is_empty() -> None:
+    """Issue 24.5: "Session: n/a", every section "(none)", was written and injected."""
+    assert is_empty_summary(SummaryFields("n/a", (), (), ()), [])
+    assert is_empty_summary(SummaryFields("What does tox do?", ("(none)",), ("N/A",), ()), [])
+    assert not is_empty_summary(SummaryFields("n/a", ("Fixed the lock test",), (), ()), [])
+    assert not is_empty_summary(SummaryFields("n/a", (), (), ("Add a test",)), [])
+    assert not is_empty_summary(SummaryFields("n/a", (), (), ()), ["src/locks.py"])
+
+
+def test_an_empty_summary_is_not_written_and_not_asked_again(tmp_path: Path) -> None:
+    recall, repo, transcript = setup(tmp_path)
+    append(transcript, repo, "hi", "Hello! How can I help?")
+    scripted = Scripted([SummaryFields("n/a", ("(none)",), (), ())])
+    report = recall.sync_transcripts(extractor=scripted, ended=[transcript])
+    assert report.summary_calls == 1 and report.summaries_written == 0
+    assert recall.session_summaries() == []
+    assert not list((repo / "local-recall" / "session-summaries").glob("*.md"))
+    again = recall.sync_transcripts(extractor=scripted, ended=[transcript])
+    assert again.summary_calls == 0  # done: asked again only when the session goes on

@@ -66,7 +66,9 @@ def test_a_hit_too_large_is_skipped_and_a_smaller_next_one_fits() -> None:
 
 def test_total_never_exceeds_the_token_budget() -> None:
     hits = [
-        hit(f"{i:08d}-0000-4000-8000-000000000000", 0.9 - i / 100, "word " * 40) for i in range(40)
+        # distinct facts: one fact in many wordings is shown once (test_duplicates.py)
+        hit(f"{i:08d}-0000-4000-8000-000000000000", 0.9 - i / 100, f"w{i}x " * 40, f"topic{i}")
+        for i in range(40)
     ]
     for budget in (60, 100, 200, 333, 1000):
         text = prompt_context(hits, budget_tokens=budget, min_score=0.0)
@@ -75,7 +77,10 @@ def test_total_never_exceeds_the_token_budget() -> None:
 
 
 def test_total_never_exceeds_claude_codes_cut_whatever_the_budget() -> None:
-    hits = [hit(f"{i:08d}-0000-4000-8000-000000000000", 0.9, "y" * 900) for i in range(50)]
+    hits = [
+        hit(f"{i:08d}-0000-4000-8000-000000000000", 0.9, f"y{i:03d}" * 225, f"topic{i}")
+        for i in range(50)
+    ]
     text = prompt_context(hits, budget_tokens=100_000, min_score=0.0)
     assert 8000 < len(text) <= MAX_CONTEXT_CHARS < 10_000
 

@@ -298,6 +298,38 @@ def test_review_cli(cli: CliRunner, repo: Path) -> None:
     assert cli("review", "reject", "not-an-id").returncode == 1
 
 
+def test_review_names_a_look_alike_and_merges_it(cli: CliRunner, repo: Path) -> None:
+    """Issue 24.5: the extractor's rewording of the user's memory waited in review unflagged."""
+    recall = _recall(repo)
+    mine = recall.add(
+        "Run the tests with pytest via tox",
+        "Tests run through tox, which calls pytest; do not run pytest directly.",
+        keywords=["tox"],
+    )
+    theirs = recall.save(
+        "Run tests with pytest through tox",
+        "The test suite is run with tox, which invokes pytest, rather than calling pytest by hand.",
+        keywords=["pytest"],
+        reviewed=False,
+    ).memory
+    other = recall.save("Ruff line length is 100", "Set in pyproject.", reviewed=False).memory
+
+    listed = {line.split()[1]: line for line in cli("review", "--list").stdout.splitlines()}
+    assert listed[theirs.id].endswith(f"[looks like {mine.id}]")
+    assert "looks like" not in listed[other.id]
+    rows = {r["id"]: r for r in json.loads(cli("review", "--json").stdout)}
+    assert rows[theirs.id]["looks_like"] == mine.id and rows[other.id]["looks_like"] is None
+
+    refused = cli("review", "merge", other.id)
+    assert refused.returncode == 1 and "looks like no other memory" in refused.stderr
+    merged = cli("review", "merge", theirs.id[:8], "--json")
+    assert json.loads(merged.stdout) == {"kept": [mine.id], "removed": [theirs.id]}
+    kept = recall.get(mine.id)
+    assert kept.body == mine.body and set(kept.keywords) == {"tox", "pytest"}
+    assert [m.id for m in recall.unreviewed()] == [other.id]
+    assert read_rejections(recall.rejected_path) == {theirs.content_hash}
+
+
 def test_interactive_review_in_a_terminal(repo: Path) -> None:
     pty = pytest.importorskip("pty")
     import os
@@ -339,6 +371,53 @@ def test_interactive_review_in_a_terminal(repo: Path) -> None:
     assert [m.id for m in recall.unreviewed()] == [skip.id]
     assert not recall.get(keep.id).unreviewed
     assert read_rejections(recall.rejected_path) == {drop.content_hash}
+
+
+def test_interactive_review_offers_merge_for_a_look_alike(repo: Path) -> None:
+    pty = pytest.importorskip("pty")
+    import os
+    import select
+    import sys
+    import time
+
+    recall = _recall(repo)
+    mine = recall.add(
+        "Run the tests with pytest via tox",
+        "Tests run through tox, which calls pytest; do not run pytest directly.",
+    )
+    theirs = recall.save(
+        "Run tests with pytest through tox",
+        "The test suite is run with tox, which invokes pytest, rather than calling pytest by hand.",
+        reviewed=False,
+    ).memory
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real CLI on a terminal
+        os.chdir(repo)
+        os.execve(sys.executable, [sys.executable, "-m", "local_recall", "review"], clean_env())
+    output = bytearray()
+
+    def read_until(wanted: bytes, seconds: float = 120.0) -> None:
+        deadline = time.monotonic() + seconds
+        while wanted not in output and time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                output.extend(chunk)
+
+    read_until(b"m=merge > ")
+    time.sleep(0.5)  # click.getchar's switch to raw mode flushes a key typed before it
+    os.write(fd, b"m")
+    read_until(b"merged 1")
+    os.kill(pid, 9) if b"merged 1" not in output else os.waitpid(pid, 0)
+    text = output.decode()
+    assert f"looks like {mine.id}: Run the tests with pytest via tox" in text
+    assert f"merged into {mine.id}" in text
+    assert [m.id for m in recall.list()] == [mine.id]
+    assert read_rejections(recall.rejected_path) == {theirs.content_hash}
 
 
 # --- what the hooks and MCP show ------------------------------------------------------------

@@ -34,6 +34,7 @@ ID_B = "00000000-0000-4000-8000-00000000000b"
 ID_C = "00000000-0000-4000-8000-00000000000c"
 ID_D = "00000000-0000-4000-8000-00000000000d"
 SESSION_END_NOTE = "Claude Code gives all SessionEnd hooks 1.5 s; start a detached process."
+SESSION_END_REWORDED = "All SessionEnd hooks get 1.5 s from Claude Code: start a detached process."
 
 
 def mem(memory_id: str, day: int, subject: str = "s") -> Memory:
@@ -260,6 +261,16 @@ def test_round_trip_save_search_get_timeline_recent_delete(repo: Path) -> None:
             },
         )
         assert again == {"id": saved["id"], "created": False}
+        # the same fact in other words (issue 24.5): the existing memory, named
+        reworded = await call(
+            client,
+            "save_memory",
+            {
+                "subject": "SessionEnd hooks have 1.5 seconds",
+                "content": SESSION_END_REWORDED,
+            },
+        )
+        assert reworded == {"id": saved["id"], "created": False, "looks_like": saved["id"]}
 
         found = await call(client, "search_memories", {"query": "filelock fcntl windows"})
         rows = found["results"]

@@ -5,6 +5,7 @@ git, the library's own validation) through Starlette's test client."""
 from __future__ import annotations
 
 import subprocess
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -351,3 +352,66 @@ def test_api_consolidation_keeps_the_chosen_text(client: tuple[Any, Any]) -> Non
     assert recall.get(other).body == (first if other == first.id else second).body
     again = http.post("/api/consolidation/apply", json={"keep": other, "group": sorted(members)})
     assert again.status_code == 400  # that group is gone
+
+
+def test_api_new_memory_is_written_as_add_writes_it(client: tuple[Any, Any]) -> None:
+    http, recall = client
+    refused = http.post("/api/memories/new", json={"subject": "S", "body": "  "})
+    assert refused.status_code == 400 and "body is empty" in refused.json()["error"]
+    assert http.post("/api/memories/new", json={"subject": 3, "body": "x"}).status_code == 400
+    assert recall.list() == []  # nothing written
+    secret = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"
+    made = http.post(
+        "/api/memories/new",
+        json={"subject": "Deploy key", "body": f"Key {secret}", "keywords": "a, b", "scope": ""},
+    )
+    assert made.status_code == 200, made.text
+    data = made.json()
+    assert data["created"] is True and data["redacted"] == ["github-token"]
+    assert data["applies_to"] == "global" and data["keywords"] == ["a", "b"]
+    memory = recall.get(data["id"])
+    assert secret not in memory.body and memory.source == "viewer" and not memory.unreviewed
+    again = http.post("/api/memories/new", json={"subject": "Deploy key", "body": f"Key {secret}"})
+    assert again.json()["id"] == data["id"] and again.json()["created"] is False
+
+
+def test_api_session_summaries_listed_searched_and_shown(client: tuple[Any, Any]) -> None:
+    from datetime import UTC, datetime
+
+    from local_recall.memory.drafts import make_draft
+
+    http, recall = client
+    sessions = {}
+    for request in ("Fix the flaky lock test", "Write the release notes"):
+        session = str(uuid.uuid4())
+        draft = make_draft(
+            subject=f"Session: {request}",
+            body=f"## Request\n\n{request}",
+            keywords=["session summary"],
+            applies_to="global",
+            occurred_at=datetime.now(UTC),
+            source=f"transcript:{session}",
+        )
+        sessions[request] = recall.summaries.put(session, draft).memory.id
+    listed = http.get("/api/sessions").json()
+    assert listed["total"] == 2 and {r["subject"] for r in listed["rows"]} == {
+        "Session: Fix the flaky lock test",
+        "Session: Write the release notes",
+    }
+    found = http.get("/api/sessions", params={"q": "LOCK flaky"}).json()
+    assert [r["id"] for r in found["rows"]] == [sessions["Fix the flaky lock test"]]
+    assert http.get("/api/sessions", params={"q": "nothing like it"}).json()["rows"] == []
+    shown = http.get(f"/api/sessions/{sessions['Write the release notes'][:8]}").json()
+    assert shown["kind"] == "session" and shown["editable"] is False
+    assert http.get("/api/sessions/not-an-id").status_code == 400
+
+
+def test_api_merge_needs_two_memories(client: tuple[Any, Any]) -> None:
+    http, recall = client
+    a = recall.add("Ruff line length is 100", "Set in pyproject.toml.", keywords=["ruff"])
+    b = recall.add("Lines up to 100 characters (ruff)", "pyproject.toml sets it.")
+    assert http.post("/api/review/merge", json={"ids": [a.id]}).status_code == 400
+    assert http.post("/api/review/merge", json={"ids": [a.id, a.id]}).status_code == 400
+    merged = http.post("/api/review/merge", json={"ids": [b.id, a.id]}).json()
+    assert {merged["kept"], *merged["removed"]} == {a.id, b.id}
+    assert len(recall.list()) == 1

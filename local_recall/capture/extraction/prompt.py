@@ -191,8 +191,9 @@ def build_prompt(
     if shown:
         parts.append(
             "<existing-memories>\n"
-            "Memories already saved (id: subject). Do not repeat them; a new memory that makes "
-            "one wrong names it in supersedes.\n"
+            "Memories already saved (id: subject). Do not repeat them, not even in other words "
+            "(a reworded copy is dropped); a new memory that makes one wrong names it in "
+            "supersedes.\n"
             + _defuse("\n".join(shown), "existing-memories")
             + "\n</existing-memories>\n"
         )

@@ -1,7 +1,8 @@
 // The viewer's page: a hash router over a few views, the memory list with search and filters,
 // a memory's page, keyboard navigation and live updates (server-sent events).
-import { TOKEN, api, badges, editing, editor, h, memoryCard, notice, when } from "./lib.js";
+import { TOKEN, api, badges, editing, editor, h, memoryCard, notice, refocus, typing, when } from "./lib.js";
 import { consolidateView, fileView, reviewView, staleView, statsView } from "./views.js";
+import { newView, sessionView, sessionsView } from "./pages.js";
 
 const main = document.getElementById("main");
 const state = { view: null, selected: 0, keys: {}, lastIds: new Set(), seq: 0, pending: false };
@@ -13,8 +14,9 @@ function route() {
   const [path, query] = hash.split("?");
   const params = new URLSearchParams(query || "");
   if (path.startsWith("/m/")) return { name: "memory", id: path.slice(3), params };
+  if (path.startsWith("/s/")) return { name: "session", id: path.slice(3), params };
   const name = { "/": "list", "/review": "review", "/stale": "stale", "/consolidate": "consolidate",
-    "/stats": "stats", "/file": "file" }[path];
+    "/stats": "stats", "/file": "file", "/sessions": "sessions", "/new": "new" }[path];
   return { name: name || "list", params };
 }
 
@@ -38,10 +40,11 @@ async function render({ live = false, force = false } = {}) {
   state.pending = false;
   const where = route();
   for (const link of document.querySelectorAll("nav a")) {
-    link.classList.toggle("active", link.dataset.view === where.name);
+    link.classList.toggle("active", link.dataset.view === (where.name === "session" ? "sessions" : where.name));
   }
   const views = { list: listView, memory: memoryView, review: reviewView, stale: staleView,
-    consolidate: consolidateView, stats: statsView, file: fileView };
+    consolidate: consolidateView, stats: statsView, file: fileView, sessions: sessionsView,
+    session: sessionView, new: newView };
   const keys = {};
   const ctx = { params: where.params, id: where.id, go, live, select, keys, rerender: () => render({ live: true, force: true }) };
   const seq = ++state.seq; // a slower, older render must not overwrite a newer one
@@ -54,6 +57,7 @@ async function render({ live = false, force = false } = {}) {
       state.keys = keys;
       if (!live) state.selected = 0;
       select(state.selected, { focus: false });
+      refocus();
     }
     document.body.dataset.view = where.name;
   } catch (err) {
@@ -101,6 +105,7 @@ function filterForm(params) {
   form.addEventListener("change", (event) => {
     if (event.target.tagName === "SELECT") form.requestSubmit();
   });
+  typing(form.querySelector("#search"), () => form.requestSubmit());
   return form;
 }
 
@@ -139,18 +144,26 @@ async function listView({ params, live }) {
 
 // --- one memory ------------------------------------------------------------------------------
 
+// A path git renamed since the memory was written links to where the file is now.
+function fileLink(path, moved) {
+  const [old, now] = moved || [];
+  const target = path === old ? now : path;
+  return h("span", {}, h("a", { href: `#/file?path=${encodeURIComponent(target)}`, class: "file-link" }, target),
+    target !== path ? h("span", { class: "hint renamed" }, ` (renamed from ${path})`) : null);
+}
+
 function provenanceBlock(m) {
   const p = m.provenance;
   const row = (label, value) => (value ? h("tr", {}, h("th", {}, label), h("td", {}, value)) : null);
   const files = p.files.length
-    ? h("ul", { class: "files" }, p.files.map((f) => h("li", {}, h("a", { href: `#/file?path=${encodeURIComponent(f)}` }, f))))
+    ? h("ul", { class: "files" }, p.files.map((f) => h("li", {}, fileLink(f, m.moved))))
     : null;
   const scopeFile = m.applies_to.startsWith("file:") ? m.applies_to.slice(5) : null;
   return h("table", { class: "provenance" },
     row("File", m.path), row("Commit", p.commit), row("Branch", p.branch), row("Session", p.session),
     row("Source", m.source),
     row("Anchors", files),
-    scopeFile ? row("Scope file", h("a", { href: `#/file?path=${encodeURIComponent(scopeFile)}` }, scopeFile)) : null,
+    scopeFile ? row("Scope file", fileLink(scopeFile, m.moved)) : null,
     row("Superseded by", p.superseded_by ? h("a", { href: `#/m/${p.superseded_by}` }, p.superseded_by) : null),
     row("Also claimed by", m.duplicates && m.duplicates.length
       ? h("span", { class: "error" }, `${m.duplicates.join(", ")} (not read; editing is refused, Delete removes them all)`)
@@ -184,12 +197,13 @@ async function memoryView({ id, params }) {
       m.unreviewed ? h("button", { type: "button", id: "reject", onclick: () => act("/api/review/reject", { ids: [m.id] }, () => go("#/")) }, "Reject") : null,
       m.stale ? h("button", { type: "button", id: "still-true", onclick: () => act("/api/stale/still-true", { id: m.id }, () => render()) }, "Still true") : null,
       m.editable ? h("button", { type: "button", id: "delete", class: "danger", onclick: () => act(`/api/memories/${m.id}/delete`, {}, () => go("#/")) }, "Delete") : null);
-    container.replaceChildren(
+    // replaceChildren writes a null as the text "null": only nodes go in (issue 24.7)
+    container.replaceChildren(...[
       h("p", {}, h("a", { href: "#/", class: "back" }, "← Memories")),
       memoryCard(m, actions),
       h("h2", {}, "Provenance"), provenanceBlock(m),
       h("h2", {}, "Frontmatter"), h("pre", { class: "frontmatter" }, m.frontmatter),
-      m.provenance.session ? transcriptBlock(m.id) : null);
+      m.provenance.session ? transcriptBlock(m.id) : null].filter(Boolean));
   };
   show(params.get("edit") ? "edit" : "view");
   return container;
@@ -226,7 +240,7 @@ document.addEventListener("keydown", (event) => {
   }
   const own = state.keys[event.key];
   if (own) { event.preventDefault(); own(selectedItem()); return; }
-  const views = { 1: "#/", 2: "#/review", 3: "#/stale", 4: "#/consolidate", 5: "#/stats" };
+  const views = { 1: "#/", 2: "#/review", 3: "#/stale", 4: "#/consolidate", 5: "#/stats", 6: "#/sessions", 7: "#/new" };
   if (views[event.key]) go(views[event.key]);
   else if (event.key === "/") { event.preventDefault(); if (state.view !== "list") go("#/"); setTimeout(() => document.getElementById("search")?.focus(), 50); }
   else if (event.key === "j") select(state.selected + 1);
@@ -234,6 +248,7 @@ document.addEventListener("keydown", (event) => {
   else if (event.key === "n") document.getElementById("next")?.click();
   else if (event.key === "p") document.getElementById("prev")?.click();
   else if (event.key === "e" && state.view === "memory") document.getElementById("edit")?.click();
+  else if (event.key === "Escape" && state.view === "session") go("#/sessions");
   else if (event.key === "Escape" && state.view !== "list") go("#/");
   else if (event.key === "?") document.getElementById("help").showModal();
   else if (event.key === "Enter" && state.view === "list" && !["A", "BUTTON"].includes(tag)) selectedItem()?.querySelector("a")?.click();

@@ -151,3 +151,24 @@ export function memoryCard(m, actions) {
     m.keywords.length ? h("p", { class: "keywords" }, m.keywords.map((k) => h("span", { class: "keyword" }, k))) : null);
 }
 
+
+// Search as you type (debounced) re-renders the view under the cursor: the box that asked keeps
+// focus and caret (`refocus`, called after each render).
+let focusAfterRender = null;
+
+export function typing(input, submit, delay = 300) {
+  let timer = 0;
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { focusAfterRender = input.id; submit(); }, delay);
+  });
+}
+
+export function refocus() {
+  const id = focusAfterRender;
+  focusAfterRender = null;
+  const input = id ? document.getElementById(id) : null;
+  if (!input) return;
+  input.focus();
+  input.setSelectionRange(input.value.length, input.value.length);
+}

@@ -33,13 +33,18 @@ export async function reviewView(ctx) {
   const rows = await api("/api/review");
   const accept = (m) => act("/api/review/accept", { ids: [m.id] }, `Accepted: ${m.subject}`, ctx);
   const reject = (m) => act("/api/review/reject", { ids: [m.id] }, `Rejected: ${m.subject}`, ctx);
+  // the same fact in other words (memory/likeness.py): merged as `consolidate` merges
+  const merge = (m) => m.looks_like && act("/api/review/merge", { ids: [m.id, m.looks_like.id] }, `Merged: ${m.subject}`, ctx);
   const node = queue("Review", "Nothing to review: every memory has been accepted.", rows, (m, item) => [
+    m.looks_like ? h("p", { class: "looks-like" }, "Looks like ",
+      h("a", { href: `#/m/${m.looks_like.id}` }, m.looks_like.subject || m.looks_like.id), ` (${m.looks_like.id.slice(0, 8)})`) : null,
     h("button", { type: "button", class: "accept primary", onclick: () => accept(m) }, "Accept (a)"),
     h("button", { type: "button", class: "edit", onclick: () => editInPlace(item, m, ctx) }, "Edit (e)"),
     h("button", { type: "button", class: "reject danger", onclick: () => reject(m) }, "Reject (r)"),
+    m.looks_like ? h("button", { type: "button", class: "merge", onclick: () => merge(m) }, "Merge (m)") : null,
   ], ctx);
   const pick = (fn) => (item) => item && fn(ctx.byId.get(item.dataset.id), item);
-  Object.assign(ctx.keys, { a: pick(accept), r: pick(reject), e: pick((m, item) => editInPlace(item, m, ctx)) });
+  Object.assign(ctx.keys, { a: pick(accept), r: pick(reject), m: pick(merge), e: pick((m, item) => editInPlace(item, m, ctx)) });
   return node;
 }
 

@@ -1,0 +1,84 @@
+"""Two hits that say one fact are shown once. Pure, and cheap enough for every prompt.
+
+The prompt hook fills its budget best hit first; a hit whose words are mostly those of a hit
+already taken is the same fact written twice (two sessions, two teammates) and would spend the
+budget twice. There are no vectors at this point, so the measure is the overlap of content
+words (the write path's rule, with vectors, is memory/likeness.py): measured on labelled
+paraphrases and on every pair of this repository's own memories in benchmarks/README.md ("One
+fact, one memory").
+"""
+
+import re
+from collections.abc import Iterable
+
+from local_recall.context.notes import Note
+
+# Jaccard of content words at or above which two hits are one fact (benchmarks/README.md).
+SAME_FACT = 0.4
+# A subject this short says too little to judge on its own ("pytest" = "pytest").
+MIN_SUBJECT_WORDS = 3
+
+
+def same_fact(a_subject: str, a_body: str, b_subject: str, b_body: str) -> bool:
+    """Whether two memories (subject, body or snippet) state one fact."""
+    return same_words(fact_words(a_subject, a_body), fact_words(b_subject, b_body))
+
+
+def without_near_duplicates(ranked: Iterable[Note]) -> list[Note]:
+    """`ranked` (best first) without any hit that states the fact of a better one."""
+    kept: list[tuple[Note, FactWords]] = []
+    for note in ranked:
+        words = fact_words(note.subject, note.body)
+        if not any(same_words(other, words) for _, other in kept):
+            kept.append((note, words))
+    return [note for note, _ in kept]
+
+
+# A memory's content words, (subject's, subject's and body's): computed once, compared often.
+FactWords = tuple[frozenset[str], frozenset[str]]
+
+
+def fact_words(subject: str, body: str) -> FactWords:
+    words = contentfact_words(subject)
+    return words, words | contentfact_words(body)
+
+
+def same_words(a: FactWords, b: FactWords) -> bool:
+    (subject_a, whole_a), (subject_b, whole_b) = a, b
+    if min(len(subject_a), len(subject_b)) >= MIN_SUBJECT_WORDS and (
+        word_overlap(subject_a, subject_b) >= SAME_FACT
+    ):
+        return True
+    return word_overlap(whole_a, whole_b) >= SAME_FACT
+
+
+# Content words: no import beyond `re`, a few microseconds a pair (the hook runs this).
+_WORD = re.compile(r"[a-z0-9_]+")
+# Function words and the verbs a paraphrase swaps freely ("through"/"via", "use"/"with").
+_STOP = frozenset(
+    """a an the and or but of to in on at by for from with without via through into onto
+    is are was were be been being it its this that these those as so than then there here
+    we you they he she i our your their us them do does did done not no never always
+    use uses used using run runs ran running must should can could may might will would
+    which who what when where why how all any each every some more most less only also just
+    instead rather about after before over under up down out if else while""".split()  # noqa: SIM905
+)
+
+
+def contentfact_words(text: str) -> frozenset[str]:
+    """A text's words that carry its meaning: lower case, function words out, a plural's
+    `s` dropped ("tests" = "test")."""
+    words = set()
+    for found in _WORD.findall(text.lower()):
+        if found in _STOP or len(found) < 2:
+            continue
+        plural = len(found) > 3 and found.endswith("s") and not found.endswith("ss")
+        words.add(found[:-1] if plural else found)
+    return frozenset(words)
+
+
+def word_overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard of two content-word sets: 0..1, 0 when either is empty."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)

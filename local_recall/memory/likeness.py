@@ -1,0 +1,58 @@
+"""When a new memory says what an existing one already says, in other words. Pure.
+
+Edit distance alone (capture's `is_near_duplicate`, 0.9) misses paraphrases: "Run tests with
+pytest through tox" beside "Run the tests with pytest via tox" scores 0.75. What catches them is
+meaning AND wording together — the embeddings of the two whole texts close, and most of the
+shorter one's words in the longer — or embeddings nearly identical. `consolidate` applies the
+same rule with a stricter cosine (it merges whole groups); on the write path a paraphrase is
+one memory about to become two, so the cosine is looser: benchmarks/write_dedup.py measures
+both on labelled pairs and on every pair of this repository's own memories.
+
+The prompt hook, which has no vectors, compares content words instead (context/duplicates.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+# The write path: measured in benchmarks/README.md ("One fact, one memory").
+COSINE_WITH_TEXT = 0.80
+TEXT_RATIO = 65.0  # rapidfuzz token_set_ratio, 0..100
+COSINE_ALONE = 0.95
+
+
+def is_paraphrase(
+    cosine: float,
+    text_ratio: float,
+    *,
+    cosine_with_text: float = COSINE_WITH_TEXT,
+    min_text_ratio: float = TEXT_RATIO,
+    cosine_alone: float = COSINE_ALONE,
+) -> bool:
+    """Close in meaning and sharing most words, or nearly the same vector."""
+    if cosine >= cosine_alone:
+        return True
+    return cosine >= cosine_with_text and text_ratio >= min_text_ratio
+
+
+def text_ratio(a: str, b: str) -> float:
+    """rapidfuzz token_set_ratio (0..100) of two texts, case and punctuation folded."""
+    from rapidfuzz import fuzz, utils
+
+    return float(fuzz.token_set_ratio(a, b, processor=utils.default_process))
+
+
+def paraphrase_of(
+    candidate: str,
+    neighbours: Iterable[tuple[str, float]],
+    texts: Mapping[str, str],
+    *,
+    ratio: Callable[[str, str], float] = text_ratio,
+) -> str | None:
+    """The first of `neighbours` ((id, cosine) nearest first) that `candidate` paraphrases;
+    ids missing from `texts` (a vector left for a memory deleted since) are skipped."""
+    for memory_id, cosine in neighbours:
+        text = texts.get(memory_id)
+        if text is not None and is_paraphrase(cosine, ratio(candidate, text)):
+            return memory_id
+    return None

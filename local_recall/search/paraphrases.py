@@ -1,0 +1,81 @@
+"""Which existing memories a text paraphrases (memory/likeness.py decides), for the write path
+and for `review`'s "looks like <id>". The whole-text vectors are the index's own (what
+`consolidate` compares); only a new text is embedded. A failing embedder or index raises
+`RecallError`: callers fall back to the text-only checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from local_recall.memory.likeness import paraphrase_of
+from local_recall.memory.model import Memory
+from local_recall.search.embedders import Embedder
+from local_recall.search.index.rows import MemoryIndex
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+NEAREST = 5
+
+
+def memory_text(memory: Memory) -> str:
+    return f"{memory.subject}\n{memory.body}"
+
+
+def _ranked(
+    keys: Sequence[str], matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]
+) -> list[tuple[str, float]]:
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(vector) or 1.0)
+    cosines = (matrix @ vector) / np.where(norms == 0, 1.0, norms)
+    order = np.argsort(-cosines)[: NEAREST + 1]
+    return [(keys[i].rpartition("/")[2], float(cosines[i])) for i in order.tolist()]
+
+
+def nearest_memories(index: MemoryIndex, embedder: Embedder, text: str) -> list[tuple[str, float]]:
+    """(memory id, cosine) of the episodic memories nearest `text`, nearest first."""
+    import numpy as np
+
+    keys, matrix = index.vectors("episodic")
+    if not keys:
+        return []
+    vector = np.asarray(embedder.embed_documents([text])[0], dtype=np.float32)
+    if vector.shape[0] != matrix.shape[1]:  # the embedder changed, the index not yet: no answer
+        return []
+    return _ranked(keys, matrix, vector)
+
+
+def paraphrased_memory(
+    index: MemoryIndex, embedder: Embedder, memories: Sequence[Memory], subject: str, body: str
+) -> Memory | None:
+    """The memory `subject` + `body` paraphrases, if any; an exact copy is not one (the
+    content hash answers for it)."""
+    text = f"{subject}\n{body}"
+    found = {m.id: m for m in memories}
+    texts = {i: memory_text(m) for i, m in found.items()}
+    match = paraphrase_of(text, nearest_memories(index, embedder, text), texts)
+    if match is None or found[match].body.strip() == body.strip():
+        return None
+    return found[match]
+
+
+def look_alikes(
+    index: MemoryIndex, memories: Sequence[Memory], wanted: Sequence[str]
+) -> Mapping[str, str]:
+    """For each id in `wanted`: the other memory it paraphrases, judged on the vectors the
+    index holds (no embedding). Ids without a vector, or like no other, are left out."""
+    keys, matrix = index.vectors("episodic")
+    row = {key.rpartition("/")[2]: i for i, key in enumerate(keys)}
+    texts = {m.id: memory_text(m) for m in memories}
+    found: dict[str, str] = {}
+    for memory_id in wanted:
+        if memory_id not in row or memory_id not in texts:
+            continue
+        nearest = [n for n in _ranked(keys, matrix, matrix[row[memory_id]]) if n[0] != memory_id]
+        match = paraphrase_of(texts[memory_id], nearest, texts)
+        if match is not None:
+            found[memory_id] = match
+    return found
