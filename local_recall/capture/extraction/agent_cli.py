@@ -18,12 +18,9 @@ own default model answers. docs/agents.md.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -35,7 +32,7 @@ from local_recall.capture.extraction.attempts import (
     run_attempts,
     run_summary_attempts,
 )
-from local_recall.capture.extraction.claude_cli import MAX_OUTPUT_BYTES
+from local_recall.capture.extraction.cli_run import Failed, run_cli
 from local_recall.capture.extraction.prompt import (
     MEMORY_SCHEMA,
     OLLAMA_SYSTEM_PROMPT,
@@ -226,49 +223,18 @@ class AgentCliExtractor:
     def _communicate(
         self, command: list[str], text: str, cwd: Path, env: Mapping[str, str]
     ) -> tuple[int, str, str] | AttemptFailure:
-        # Output goes to files, never pipes: a Node CLI may exit before a pipe has drained its
-        # output, cutting an answer past 64 KiB when the machine is busy (as `claude -p` did).
-        scratch = cwd.parent
-        with (
-            open(scratch / "stdout", "w+b") as stdout_file,
-            open(scratch / "stderr", "w+b") as stderr_file,
-        ):
-            try:
-                proc = subprocess.Popen(
-                    command,
-                    cwd=cwd,
-                    env=dict(env),
-                    stdin=subprocess.PIPE,
-                    stdout=stdout_file,
-                    stderr=stderr_file,
-                    start_new_session=True,
-                )
-            except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
-                raise ExtractorUnavailable(f"`{self.kind}` CLI cannot run: {exc}") from exc
-            try:
-                proc.communicate(text.encode("utf-8"), timeout=self.retry.timeout_seconds)
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                return AttemptFailure(
-                    "transient", f"{self.kind} timed out after {self.retry.timeout_seconds:g} s"
-                )
-            except BaseException:
-                _kill_group(proc)
-                raise
-            stdout_file.seek(0)
-            stderr_file.seek(0)
-            stdout = stdout_file.read(MAX_OUTPUT_BYTES + 1)
-            stderr = stderr_file.read(MAX_OUTPUT_BYTES)
-        if len(stdout) > MAX_OUTPUT_BYTES:
-            return AttemptFailure(
-                "permanent", f"{self.kind} printed more than {MAX_OUTPUT_BYTES} bytes"
+        try:
+            ran = run_cli(
+                command,
+                text,
+                cwd=cwd,
+                scratch=cwd.parent,
+                env=env,
+                timeout=self.retry.timeout_seconds,
+                name=self.kind,
             )
-        out, err = (data.decode("utf-8", errors="replace") for data in (stdout, stderr))
-        return proc.returncode, out, err
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.communicate(timeout=5)
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+            raise ExtractorUnavailable(f"`{self.kind}` CLI cannot run: {exc}") from exc
+        if isinstance(ran, Failed):
+            return AttemptFailure(ran.kind, ran.reason)
+        return ran.returncode, ran.stdout, ran.stderr

@@ -15,14 +15,12 @@ Facts about the CLI (checked with Claude Code 2.1.197):
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from local_recall.capture.extraction.attempts import (
@@ -31,6 +29,7 @@ from local_recall.capture.extraction.attempts import (
     run_attempts,
     run_summary_attempts,
 )
+from local_recall.capture.extraction.cli_run import Failed, run_cli
 from local_recall.capture.extraction.prompt import (
     MEMORY_SCHEMA,
     SYSTEM_PROMPT,
@@ -63,8 +62,6 @@ NOT_FOUND_MESSAGE = (
 # hide rate limits from us; extra_env may override it.
 CLI_MAX_RETRIES = "2"
 # What one run may print: far above any answer (memories are <= 1 MB each, a few per chunk).
-MAX_OUTPUT_BYTES = 64_000_000
-MAX_STDERR_BYTES = 64_000  # of stderr's end, where the CLI says why it failed
 
 
 def build_command(
@@ -270,55 +267,24 @@ class ClaudeCliExtractor:
     def _run_once(
         self, command: list[str], prompt: str, *, answer_key: str = "memories"
     ) -> ModelAnswer | AttemptFailure:
-        # stdout goes to a file, never a pipe: the CLI (Node) exits before a pipe has drained
-        # its output, so an answer past 64 KiB was cut at 65,524 bytes with exit 0 when the
-        # machine was busy (issue 23). Writes to a file are complete before it exits.
         with tempfile.TemporaryDirectory(prefix="local-recall-extract-") as scratch:
-            neutral_dir = os.path.join(scratch, "cwd")
-            os.mkdir(neutral_dir, 0o700)
-            output_path = os.path.join(scratch, "stdout.json")
-            errors_path = os.path.join(scratch, "stderr.txt")
-            with open(output_path, "w+b") as output, open(errors_path, "w+b") as errors:
-                try:
-                    proc = subprocess.Popen(
-                        command,
-                        cwd=neutral_dir,
-                        env=self._environment(),
-                        stdin=subprocess.PIPE,
-                        stdout=output,
-                        stderr=errors,  # its own reason when there is no JSON result
-                        start_new_session=True,  # its own process group, killed as a whole
-                    )
-                except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
-                    raise ExtractorUnavailable(f"{NOT_FOUND_MESSAGE} ({exc})") from exc
-                try:
-                    proc.communicate(prompt.encode("utf-8"), timeout=self.retry.timeout_seconds)
-                except subprocess.TimeoutExpired:
-                    _kill_group(proc)
-                    return AttemptFailure(
-                        "transient", f"claude -p timed out after {self.retry.timeout_seconds:g} s"
-                    )
-                except BaseException:
-                    _kill_group(proc)
-                    raise
-                output.seek(0)
-                data = output.read(MAX_OUTPUT_BYTES + 1)
-                size = errors.seek(0, os.SEEK_END)
-                errors.seek(max(0, size - MAX_STDERR_BYTES))  # the reason is at the end
-                said = errors.read().decode("utf-8", errors="replace")
-        if len(data) > MAX_OUTPUT_BYTES:
-            return AttemptFailure(
-                "permanent", f"claude -p printed more than {MAX_OUTPUT_BYTES} bytes"
-            )
-        stdout = data.decode("utf-8", errors="replace")
-        return read_cli_output(proc.returncode, stdout, answer_key=answer_key, stderr=said)
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.communicate(timeout=5)
+            neutral_dir = Path(scratch) / "cwd"
+            neutral_dir.mkdir(0o700)
+            try:
+                ran = run_cli(
+                    command,
+                    prompt,
+                    cwd=neutral_dir,
+                    scratch=Path(scratch),
+                    env=self._environment(),
+                    timeout=self.retry.timeout_seconds,
+                    name="claude -p",
+                )
+            except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+                raise ExtractorUnavailable(f"{NOT_FOUND_MESSAGE} ({exc})") from exc
+        if isinstance(ran, Failed):
+            return AttemptFailure(ran.kind, ran.reason)
+        return read_cli_output(ran.returncode, ran.stdout, answer_key=answer_key, stderr=ran.stderr)
 
 
 def resolve_claude(claude_path: str | None, which: Which, *, home: str | None = None) -> str:
