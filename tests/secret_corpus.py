@@ -601,3 +601,15 @@ def e2e_vendor_samples() -> list[PlantedSecret]:
         PlantedSecret(re.sub(r"[^a-z0-9]+", "-", p.format.name.lower()).strip("-"), p.token, p.text)
         for p in sample()
     ]
+
+
+def unlike_the_others(n: int) -> str:
+    """Thirty made-up words of its own for the n-th planted memory. Once redacted, memories that
+    differ only by their secret read as one fact, and the write path keeps one of them
+    (memory/likeness.py, issue 24); these words keep every secret's memory its own, so each
+    one's redaction is exercised on the way to disk."""
+    pick = random.Random(f"unlike-{n}")
+    syllables = ("ka", "lo", "mir", "ten", "vu", "sa", "rol", "ni", "pek", "dar", "fi", "gost")
+    # enough to outweigh a shared template ("$ cat .env ... API_KEY=[REDACTED:…] DEBUG=1")
+    words = ("".join(pick.choice(syllables) for _ in range(3)) for _ in range(30))
+    return " ".join(words)

@@ -39,8 +39,8 @@ FactWords = tuple[frozenset[str], frozenset[str]]
 
 
 def fact_words(subject: str, body: str) -> FactWords:
-    words = contentfact_words(subject)
-    return words, words | contentfact_words(body)
+    words = content_words(subject)
+    return words, words | content_words(body)
 
 
 def same_words(a: FactWords, b: FactWords) -> bool:
@@ -65,7 +65,7 @@ _STOP = frozenset(
 )
 
 
-def contentfact_words(text: str) -> frozenset[str]:
+def content_words(text: str) -> frozenset[str]:
     """A text's words that carry its meaning: lower case, function words out, a plural's
     `s` dropped ("tests" = "test")."""
     words = set()

@@ -55,6 +55,7 @@ from tests.secret_corpus import (
     PlantedSecret,
     e2e_rule_samples,
     e2e_vendor_samples,
+    unlike_the_others,
 )
 from tests.secret_corpus import PLANTED as HAND_WRITTEN
 
@@ -305,7 +306,8 @@ def test_cli_add_edit_index_and_search_keep_no_secret(
 # ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow  # ~15 s quiet: the real server process, 199 saves, an index build with MiniLM
+@pytest.mark.slow  # the real server process, 266 saves, each checked for a paraphrase (MiniLM)
+@pytest.mark.timeout(900)  # each save embeds its text for the paraphrase check: ~1 s at load 5
 def test_mcp_save_then_read_tools_keep_no_secret(repo: Path, figures: dict[str, str]) -> None:
     results: list[dict[str, Any]] = []
     ids: list[str] = []
@@ -322,11 +324,12 @@ def test_mcp_save_then_read_tools_keep_no_secret(repo: Path, figures: dict[str, 
                 "save_memory",
                 {
                     "subject": line if fits else f"Credential seen in step {n}",
-                    "content": f"Step {n} of the deploy:\n\n{planted.text}\n\n{CANARY}\n",
+                    "content": f"Step {n} of the deploy ({unlike_the_others(n)}):\n\n"
+                    f"{planted.text}\n\n{CANARY}\n",
                     "keywords": [planted.text, f"step{n}"],
                 },
             )
-            assert saved["created"] is True
+            assert saved["created"] is True, (n, planted.kind, saved)
             ids.append(saved["id"])
         for query in ("api key token password", "private key deploy", PLANTED[1].text):
             results.append(await call(client, "search_memories", {"query": query, "limit": 50}))
@@ -432,7 +435,8 @@ def repeating_model() -> Callable[[Any], Reply]:
             planted = PLANTED[step]
             line = one_line(planted.text)
             subject = line if len(line) <= 120 else f"Credential from step {step}"
-            remember = f"Remember this:\n{planted.text}\n<private>{PRIVATE}</private>\n"
+            own = unlike_the_others(step)  # each secret's memory its own fact (issue 24)
+            remember = f"Remember this ({own}):\n{planted.text}\n<private>{PRIVATE}</private>\n"
             memories += [
                 {"subject": subject, "body": remember, "keywords": [planted.text]},
                 {"subject": subject, "body": remember + "again", "keywords": [planted.text]},

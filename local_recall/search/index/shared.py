@@ -6,7 +6,9 @@ lancedb stays imported in the index package. Every failure is IndexUnavailable."
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -19,6 +21,8 @@ from local_recall.search.index.tables import (
     is_vector_index,
     unindexed_rows,
 )
+
+MAINTAIN_ATTEMPTS = 4  # a commit conflict with a concurrent publish is retried
 
 if TYPE_CHECKING:
     import numpy as np
@@ -171,7 +175,21 @@ class SharedTable:
                     "vector", config=HnswSq(distance_type="cosine", num_partitions=partitions)
                 )
 
-        self._run("maintaining the indices", call)
+        # Two publishes of one repository at once (CI runs) may both create or fold an index:
+        # LanceDB refuses the second commit as a conflict. The rows have landed either way;
+        # the loser re-reads the table (the index may exist now) and tries again.
+        for attempt in range(MAINTAIN_ATTEMPTS):
+            try:
+                call()
+                return
+            except Exception as exc:
+                if attempt + 1 == MAINTAIN_ATTEMPTS or "conflict" not in str(exc).lower():
+                    raise IndexUnavailable(
+                        f"maintaining the indices failed: {_one_line(exc)}"
+                    ) from exc
+                with contextlib.suppress(Exception):
+                    self._table.checkout_latest()
+                time.sleep(0.2 * (attempt + 1))
 
     def nearest(
         self, vector: npt.NDArray[np.float32], *, limit: int, columns: Sequence[str]
