@@ -311,6 +311,7 @@ def test_cli_add_edit_index_and_search_keep_no_secret(
 def test_mcp_save_then_read_tools_keep_no_secret(repo: Path, figures: dict[str, str]) -> None:
     results: list[dict[str, Any]] = []
     ids: list[str] = []
+    refused: list[PlantedSecret] = []
     in_subjects = 0
 
     async def body(client: Client) -> None:
@@ -329,7 +330,12 @@ def test_mcp_save_then_read_tools_keep_no_secret(repo: Path, figures: dict[str, 
                     "keywords": [planted.text, f"step{n}"],
                 },
             )
-            assert saved["created"] is True, (n, planted.kind, saved)
+            if not saved["created"]:
+                # read as a paraphrase of an earlier one (issue 24's check runs on the redacted
+                # text): nothing of it is written, which the leak checks below still cover
+                assert saved.get("looks_like"), (n, planted.kind, saved)
+                refused.append(planted)
+                continue
             ids.append(saved["id"])
         for query in ("api key token password", "private key deploy", PLANTED[1].text):
             results.append(await call(client, "search_memories", {"query": query, "limit": 50}))
@@ -339,9 +345,10 @@ def test_mcp_save_then_read_tools_keep_no_secret(repo: Path, figures: dict[str, 
         results.append(await call(client, "memory_timeline", {"anchor": ids[0], "after": 20}))
 
     run_session(repo, body)
-    assert len(set(ids)) == len(PLANTED)
+    assert len(refused) <= len(PLANTED) // 20  # a few template twins, never a mass refusal
+    assert len(set(ids)) == len(PLANTED) - len(refused)
     read = [m for r in results for m in r.get("memories", ())]
-    assert sum("content" in m for m in read) == len(PLANTED)  # get_memories returned them all
+    assert sum("content" in m for m in read) == len(ids)  # get_memories returned them all
     assert any(r.get("results") for r in results)
     files = stored_files(repo)
     assert any(CANARY in t for k, t in files.items() if k.startswith("index/"))
@@ -349,7 +356,8 @@ def test_mcp_save_then_read_tools_keep_no_secret(repo: Path, figures: dict[str, 
     places = {**files, **tool_results}
     assert leaks_by_place(places) == {}
     memories = "\n".join(t for k, t in files.items() if k.startswith("episodic-memory/"))
-    assert markers(memories) == KINDS
+    stored = {p.kind for p in PLANTED if p not in refused}
+    assert markers(memories) == KINDS & stored
     figures["mcp"] = (
         f"{caught(places)}/{len(PLANTED)} (content+keywords all, subject {in_subjects})"
     )
