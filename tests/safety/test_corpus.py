@@ -307,7 +307,8 @@ def test_cli_add_edit_index_and_search_keep_no_secret(
 
 
 @pytest.mark.slow  # the real server process, 266 saves, each checked for a paraphrase (MiniLM)
-@pytest.mark.timeout(1800)  # 14 min at load 2: every save syncs the index and refreshes the background (the #24 regression; see the closing note of 2026-11-25)
+# 14 min at load 2: every save syncs the index and refreshes the background (open on #24)
+@pytest.mark.timeout(1800)
 def test_mcp_save_then_read_tools_keep_no_secret(repo: Path, figures: dict[str, str]) -> None:
     results: list[dict[str, Any]] = []
     ids: list[str] = []
