@@ -37,7 +37,7 @@ from consolidation_pairs import NEG, POS  # noqa: E402
 from local_recall.capture.pipeline_plan import similarity  # noqa: E402
 from local_recall.context.duplicates import same_fact  # noqa: E402
 from local_recall.memory.format import parse_memory_text  # noqa: E402
-from local_recall.memory.likeness import is_paraphrase, text_ratio  # noqa: E402
+from local_recall.memory.likeness import is_paraphrase, other_figures, text_ratio  # noqa: E402
 from local_recall.search.embedders.minilm import MiniLMEmbedder  # noqa: E402
 
 Text = tuple[str, str]  # subject, body
@@ -65,6 +65,7 @@ class Features:
         self.edit = similarity(a, b)
         self.ratio = text_ratio(a, b)
         self.words = same_fact(s1, b1, s2, b2)
+        self.figures = other_figures(a, b)
 
 
 def features(embedder: MiniLMEmbedder, pairs: list[tuple[Text, Text]]) -> list[Features]:
@@ -88,6 +89,9 @@ RULES: dict[str, Callable[[Features], bool]] = {
     "before: edit distance ≥ 0.9 (the write path's only check)": lambda f: f.edit >= 0.9,
     "**after: paraphrase rule, cosine ≥ 0.80 and ratio ≥ 65, or cosine ≥ 0.95**": lambda f: (
         f.edit >= 0.9 or is_paraphrase(f.cosine, f.ratio)
+    ),
+    "**+ different figures are different facts (the write path since 2026-11-25)**": lambda f: (
+        not f.figures and (f.edit >= 0.9 or is_paraphrase(f.cosine, f.ratio))
     ),
     "consolidate's rule (cosine ≥ 0.85 and ratio ≥ 65, or ≥ 0.95)": lambda f: is_paraphrase(
         f.cosine, f.ratio, cosine_with_text=0.85

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
-from local_recall.errors import InvalidMemoryFile, RecallError, StorageError
+from local_recall.errors import InvalidMemoryFile, StorageError
 from local_recall.lifecycle import review
 from local_recall.lifecycle.consolidation import Proposal
 from local_recall.lifecycle.provenance import current_head
@@ -35,7 +35,7 @@ from local_recall.repo.config import Config, load_config
 from local_recall.repo.layout import claude_config_dir, ensure_gitignore, recall_dir_problem
 from local_recall.search import paraphrases
 from local_recall.search.index.sync import IndexReport, ProgressCallback
-from local_recall.search.paraphrases import nearest_memories, paraphrased_memory
+from local_recall.search.paraphrases import nearest_memories
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 from local_recall.search.searcher import Searcher
 from local_recall.search.status import SearchStatus
@@ -60,6 +60,7 @@ class SaveOptions(TypedDict, total=False):
     occurred_at: datetime | None
     source: str | None
     reviewed: bool
+    unless_paraphrase: bool
 
 
 class PassOptions(TypedDict, total=False):
@@ -127,8 +128,10 @@ class Recall:
         occurred_at: datetime | None = None,
         source: str | None = "api",
         reviewed: bool = True,
+        unless_paraphrase: bool = False,
     ) -> Created:
-        """Validate, redact and write a memory; the same body again returns the existing one.
+        """Validate, redact and write a memory; the same body again returns the existing one,
+        and so does the same fact in other words if `unless_paraphrase` (`paraphrase=True`).
         It records the commit and branch checked out (one `git` call). `reviewed=False` (an
         agent's save through MCP) writes it `review: unreviewed`."""
         head = current_head(self.root, self.settings.environ)
@@ -141,6 +144,10 @@ class Recall:
             source=source,
             provenance=replace(head, unreviewed=not reviewed),
         )
+        if unless_paraphrase and (
+            twin := paraphrases.paraphrase_in(self.searcher, self.memories, draft)
+        ):
+            return Created(twin, created=False, paraphrase=True)  # judged on the redacted text
         return self.memories.create(draft)
 
     def add(self, subject: str, body: str, **options: Unpack[SaveOptions]) -> Memory:
@@ -281,19 +288,7 @@ class Recall:
         """One extraction pass (`capture.pipeline.run_pass` documents the options): new turns
         of this repo's agent sessions become memories, then the index is synced. Raises
         ExtractorUnavailable when the extractor cannot run, StorageError on a failed write."""
-        from local_recall.capture.pipeline import run_pass  # here: the hooks never run a pass
-        from local_recall.capture.sessions.sources import with_agent_passes
-
-        if not self.config.summaries.committed:
-            ensure_gitignore(self.layout, summaries_committed=False)
-        inputs = pass_inputs(self, environ)  # environ: the extractor's (default: settings')
-        if any(options.get(key) is not None for key in ("source", "transcripts", "only_path")):
-            return run_pass(inputs, **options)
-        one_pass = functools.partial(run_pass, inputs, **options)
-        # Claude Code's sessions, then those of the agents opted in to (`init --agent`)
-        return with_agent_passes(
-            one_pass(), one_pass, self.root, self.layout.state_dir, self.settings.environ
-        )
+        return _transcript_pass(self, environ, options)
 
     def session_summaries(
         self, *, branch: str | None = None, limit: int | None = None
@@ -355,26 +350,27 @@ def org_service(recall: Recall) -> OrgService:
     )
 
 
-def paraphrased(recall: Recall, subject: str, body: str) -> Memory | None:
-    """The existing memory `subject` + `body` says in other words (search/paraphrases.py), if
-    any; None also when the embedder or index fails (the content hash still catches copies)."""
-    try:
-        recall.sync_index()  # what was saved a moment ago counts too
-        memories = recall.memories.scan().memories
-        return paraphrased_memory(
-            recall.searcher.index, recall.searcher.embedder, memories, subject, body
-        )
-    except RecallError:
-        return None
+def _transcript_pass(
+    recall: Recall, environ: Mapping[str, str] | None, options: PassOptions
+) -> PassReport:
+    from local_recall.capture.pipeline import run_pass  # here: the hooks never run a pass
+    from local_recall.capture.sessions.sources import with_agent_passes
+
+    if not recall.config.summaries.committed:
+        ensure_gitignore(recall.layout, summaries_committed=False)
+    inputs = pass_inputs(recall, environ)  # environ: the extractor's (default: settings')
+    if any(options.get(key) is not None for key in ("source", "transcripts", "only_path")):
+        return run_pass(inputs, **options)
+    one_pass = functools.partial(run_pass, inputs, **options)
+    # Claude Code's sessions, then those of the agents opted in to (`init --agent`)
+    return with_agent_passes(
+        one_pass(), one_pass, recall.root, recall.layout.state_dir, recall.settings.environ
+    )
 
 
 def look_alikes(recall: Recall, ids: Sequence[str]) -> Mapping[str, str]:
     """id -> the memory it paraphrases, for `review`'s "looks like"; {} when the index fails."""
-    try:
-        recall.sync_index()
-        return paraphrases.look_alikes(recall.searcher.index, recall.memories.scan().memories, ids)
-    except RecallError:
-        return {}
+    return paraphrases.look_alikes_in(recall.searcher, recall.memories, ids)
 
 
 def _resolve(store: MemoryStore, memory_id: str) -> str:

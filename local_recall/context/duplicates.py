@@ -5,13 +5,15 @@ already taken is the same fact written twice (two sessions, two teammates) and w
 budget twice. There are no vectors at this point, so the measure is the overlap of content
 words (the write path's rule, with vectors, is memory/likeness.py): measured on labelled
 paraphrases and on every pair of this repository's own memories in benchmarks/README.md ("One
-fact, one memory").
+fact, one memory"). Two hits that each state a figure the other does not are two facts, as on
+the write path ("100 requests per minute" beside "1000 requests per minute").
 """
 
 import re
 from collections.abc import Iterable
 
 from local_recall.context.notes import Note
+from local_recall.memory.likeness import numbers
 
 # Jaccard of content words at or above which two hits are one fact (benchmarks/README.md).
 SAME_FACT = 0.4
@@ -34,17 +36,20 @@ def without_near_duplicates(ranked: Iterable[Note]) -> list[Note]:
     return [note for note, _ in kept]
 
 
-# A memory's content words, (subject's, subject's and body's): computed once, compared often.
-FactWords = tuple[frozenset[str], frozenset[str]]
+# A memory's content words (subject's, subject's and body's) and figures: computed once,
+# compared often.
+FactWords = tuple[frozenset[str], frozenset[str], frozenset[str]]
 
 
 def fact_words(subject: str, body: str) -> FactWords:
     words = content_words(subject)
-    return words, words | content_words(body)
+    return words, words | content_words(body), numbers(f"{subject}\n{body}")
 
 
 def same_words(a: FactWords, b: FactWords) -> bool:
-    (subject_a, whole_a), (subject_b, whole_b) = a, b
+    (subject_a, whole_a, figures_a), (subject_b, whole_b, figures_b) = a, b
+    if figures_a - figures_b and figures_b - figures_a:
+        return False  # each states a figure the other does not (memory/likeness.py)
     if min(len(subject_a), len(subject_b)) >= MIN_SUBJECT_WORDS and (
         word_overlap(subject_a, subject_b) >= SAME_FACT
     ):

@@ -1,4 +1,5 @@
-"""The MCP server's Recall, opened on first use, and the index warm-up after the handshake."""
+"""The MCP server's Recall, opened on first use, the index warm-up after the handshake, and
+the full sync that settles the background once saves have gone quiet."""
 
 from __future__ import annotations
 
@@ -6,14 +7,17 @@ import contextlib
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from local_recall.recall import Recall
     from local_recall.settings import Settings
 
 log = logging.getLogger(__name__)
-WARM_UP_NICENESS = 10
+WARM_UP_NICENESS: Final = 10
+# An agent often saves a few memories in a row: the full sync waits until they stop.
+SETTLE_AFTER_SECONDS: Final = 3.0
 
 
 class LazyRecall:
@@ -27,6 +31,8 @@ class LazyRecall:
         self._open_lock = threading.Lock()
         self.index_lock = threading.Lock()
         self._warm_up: threading.Thread | None = None
+        self._settler: threading.Thread | None = None
+        self._settle_due = 0.0  # monotonic time of the next full sync; 0: none asked
 
     def get(self) -> Recall:
         with self._open_lock:
@@ -47,16 +53,52 @@ class LazyRecall:
             )
         self._warm_up.start()
 
+    def settle_soon(self) -> None:
+        """After a save: a full sync (the background recomputed exactly, search/background.py)
+        in a low-priority thread, SETTLE_AFTER_SECONDS after the last save, so that neither
+        the save nor a search right after it waits ~1 s for ~100 probe searches."""
+        with self._open_lock:
+            self._settle_due = time.monotonic() + SETTLE_AFTER_SECONDS
+            if self._settler is not None:
+                return  # the running settler sees the new due time
+            self._settler = threading.Thread(
+                target=self._settle, name="local-recall-settle", daemon=True
+            )
+            settler = self._settler
+        settler.start()
+
+    def _settle(self) -> None:
+        _lower_priority()
+        while True:
+            with self._open_lock:
+                wait = self._settle_due - time.monotonic()
+                if self._settle_due == 0.0:
+                    self._settler = None  # under the lock: a later save starts a new one
+                    return
+                if wait <= 0:
+                    self._settle_due = 0.0
+            if wait > 0:
+                time.sleep(wait)
+                continue
+            self._sync("settle")
+
     def _warm(self) -> None:
-        # Below the prompt hook's calls (claude_code/hooks/mcp_tool.py) and Claude Code itself:
-        # a prompt typed while the index warms up must not wait for it. Linux sets a thread's
-        # niceness by its id (and the threads it starts inherit it); elsewhere a no-op.
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WARM_UP_NICENESS)
+        _lower_priority()
+        self._sync("warm-up")
+
+    def _sync(self, why: str) -> None:
         try:
             recall = self.get()
             with self.index_lock:
                 report = recall.sync_index()
-            log.info("MCP warm-up: index ready (%s)", report)
-        except Exception:  # warm-up is an optimisation: a failure shows again at the first call
-            log.warning("MCP warm-up failed", exc_info=True)
+            log.info("MCP %s: index ready (%s)", why, report)
+        except Exception:  # an optimisation: a failure shows again at the next call
+            log.warning("MCP %s failed", why, exc_info=True)
+
+
+def _lower_priority() -> None:
+    # Below the prompt hook's calls (claude_code/hooks/mcp_tool.py) and Claude Code itself:
+    # a prompt typed while the index syncs must not wait for it. Linux sets a thread's
+    # niceness by its id (and the threads it starts inherit it); elsewhere a no-op.
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WARM_UP_NICENESS)

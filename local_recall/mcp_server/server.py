@@ -314,19 +314,21 @@ class RecallTools:
         in other words, returns the existing memory (created: false; looks_like: its id)."""
         with _as_tool_errors("save_memory"):
             scope = parse_optional_scope(applies_to) or "global"
-            from local_recall.recall import paraphrased  # loaded with Recall, on first use
-
-            existing = paraphrased(self.lazy.get(), subject, content)
-            if existing is not None:  # one fact, one memory
-                return {"id": existing.id, "created": False, "looks_like": existing.id}
-            result = self.lazy.get().save(
-                subject,
-                content,
-                keywords=keywords or None,
-                scope=scope,
-                source="mcp",
-                reviewed=False,  # the agent is not a person: it waits in `local-recall review`
-            )
+            recall = self.lazy.get()
+            with self.lazy.index_lock:  # the paraphrase check syncs the index
+                result = recall.save(
+                    subject,
+                    content,
+                    keywords=keywords or None,
+                    scope=scope,
+                    source="mcp",
+                    reviewed=False,  # the agent is not a person: it waits in `local-recall review`
+                    unless_paraphrase=True,  # one fact, one memory
+                )
+            if result.paraphrase:
+                return {"id": result.memory.id, "created": False, "looks_like": result.memory.id}
+            if result.created:
+                self.lazy.settle_soon()  # the background, exactly, once the agent has its answer
             return {"id": result.memory.id, "created": result.created}
 
     def delete_memory(

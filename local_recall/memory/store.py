@@ -65,6 +65,7 @@ class Scan:
 class Created:
     memory: Memory
     created: bool  # False: the same content already existed and that memory is returned
+    paraphrase: bool = False  # the memory returned says the same in other words (not a copy)
 
 
 @dataclass(frozen=True, slots=True)

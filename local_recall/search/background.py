@@ -10,7 +10,10 @@ searched (the same candidates and relevance), and keeps each probe's best releva
 recomputed when the probe set, the embedder or the store's size has changed by more than
 RECOMPUTE_SHARE since (a store under RECOMPUTE_BELOW memories: any change of size): a memory
 more or less in a store of thousands does not move the distribution, and ~100 searches cost a
-few seconds of CPU in a fresh process (docs/search.md).
+few seconds of CPU in a fresh process (docs/search.md). A sync that someone waits on (a search,
+an MCP save's paraphrase check) only recomputes a background that is far off (WAITING_SHARE):
+a save must not cost a second in a small store, where every change counts; the syncs nobody
+waits on (the daemon's, `index`, a capture pass, the MCP server when idle) settle it exactly.
 
 The state folder is gitignored but could be planted by a hostile repository: the file is read
 without following symlinks, capped in size, and validated field by field; anything wrong reads
@@ -34,6 +37,7 @@ BACKGROUND_JSON: Final = "background.json"
 MAX_BACKGROUND_BYTES: Final = 1 << 20
 RECOMPUTE_SHARE: Final = 0.02
 RECOMPUTE_BELOW: Final = 200
+WAITING_SHARE: Final = 0.25
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +55,15 @@ def write_background(state_dir: Path, background: Background) -> None:
     replace_file(state_dir / BACKGROUND_JSON, lambda handle: handle.write(text.encode()))
 
 
-def needs_background(current: Background | None, *, memories: int, embedder: str) -> bool:
-    """Whether the background must be (re)computed for a store of `memories` memories."""
+def needs_background(
+    current: Background | None, *, memories: int, embedder: str, waiting: bool = False
+) -> bool:
+    """Whether the background must be (re)computed for a store of `memories` memories;
+    `waiting`: someone waits on this sync, so only a background that is far off."""
     if current is None or current.version != PROBES_VERSION or current.embedder != embedder:
         return True
+    if waiting:
+        return abs(memories - current.memories) > WAITING_SHARE * max(memories, current.memories)
     if memories < RECOMPUTE_BELOW or current.memories < RECOMPUTE_BELOW:
         return memories != current.memories
     return abs(memories - current.memories) > RECOMPUTE_SHARE * max(memories, current.memories)
@@ -75,6 +84,7 @@ def refresh_background(
     memories: int,
     embedder: Callable[[], str],
     best_relevance: Callable[[str], float],
+    waiting: bool = False,
 ) -> Background | None:
     """Recompute and write the background when `needs_background` says so (the indexer calls
     this after every sync; `embedder` gives the embedder's fingerprint). Never raises: a store
@@ -83,7 +93,7 @@ def refresh_background(
         return current
     try:
         name = embedder()
-        if not needs_background(current, memories=memories, embedder=name):
+        if not needs_background(current, memories=memories, embedder=name, waiting=waiting):
             return current
         background = compute_background(best_relevance, memories=memories, embedder=name)
         write_background(state_dir, background)

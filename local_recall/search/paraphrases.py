@@ -8,14 +8,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from local_recall.errors import RecallError
 from local_recall.memory.likeness import paraphrase_of
-from local_recall.memory.model import Memory
+from local_recall.memory.model import Draft, Memory
 from local_recall.search.embedders import Embedder
 from local_recall.search.index.rows import MemoryIndex
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from local_recall.memory.store import MemoryStore
+    from local_recall.search.searcher import Searcher
 
 NEAREST = 5
 
@@ -79,3 +83,28 @@ def look_alikes(
         if match is not None:
             found[memory_id] = match
     return found
+
+
+def paraphrase_in(searcher: Searcher, store: MemoryStore, draft: Draft) -> Memory | None:
+    """The memory of `store` that `draft` (validated, redacted) says in other words, if any;
+    None also when the embedder or index fails (the content hash still catches copies). The
+    sync it makes first embeds what was saved a moment ago, and is one someone waits on."""
+    try:
+        searcher.sync(waiting=True)
+        found = store.scan().memories
+        return paraphrased_memory(
+            searcher.index, searcher.embedder, found, draft.subject, draft.body
+        )
+    except RecallError:
+        return None
+
+
+def look_alikes_in(
+    searcher: Searcher, store: MemoryStore, wanted: Sequence[str]
+) -> Mapping[str, str]:
+    """`look_alikes` after a sync; {} when the index fails."""
+    try:
+        searcher.sync(waiting=True)
+        return look_alikes(searcher.index, store.scan().memories, wanted)
+    except RecallError:
+        return {}

@@ -134,8 +134,15 @@ class Searcher:
         return found
 
     def sync(
-        self, *, rebuild: bool = False, progress: ProgressCallback | None = None
+        self,
+        *,
+        rebuild: bool = False,
+        progress: ProgressCallback | None = None,
+        waiting: bool = False,
     ) -> IndexReport:
+        """Embed new or changed memories, drop deleted ones, then refresh the relevance cache
+        and the background; `waiting`: someone waits on it (background.py: only a far-off
+        background is recomputed then)."""
         memories = self.load_memories()
         try:
             report = sync_memories(
@@ -164,6 +171,7 @@ class Searcher:
             memories=sum(m.kind == "episodic" for m in memories.values()),
             embedder=lambda: embedder_fingerprint(self.embedder),
             best_relevance=self._best_relevance,
+            waiting=waiting,
         )
         return report
 
@@ -190,7 +198,7 @@ class Searcher:
         if not text:
             return SearchResult()
         if sync and use_index:
-            self.sync()
+            self.sync(waiting=True)
         memories = self._memories if self._memories is not None else self.load_memories()
         terms = query_terms(text)
         vectors: list[Any] = []

@@ -271,6 +271,17 @@ def test_round_trip_save_search_get_timeline_recent_delete(repo: Path) -> None:
             },
         )
         assert reworded == {"id": saved["id"], "created": False, "looks_like": saved["id"]}
+        # the same words with another figure: a correction, another fact, written
+        corrected = await call(
+            client,
+            "save_memory",
+            {
+                "subject": "SessionEnd hooks get 5 s",
+                "content": SESSION_END_NOTE.replace("1.5", "5"),
+            },
+        )
+        assert corrected["created"] is True and corrected["id"] != saved["id"]
+        await call(client, "delete_memory", {"id": corrected["id"]})
 
         found = await call(client, "search_memories", {"query": "filelock fcntl windows"})
         rows = found["results"]

@@ -578,6 +578,9 @@ ANCHOR_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("recent_memories", {"scope": "file:../out"}),
     ("save_memory", {"subject": "Anchored save", "content": "A save the fuzzer always makes."}),
     ("save_memory", {"subject": "", "content": "An empty subject is refused."}),
+    # validated before the paraphrase check embeds it (CI found it: the tokenizer raised)
+    ("save_memory", {"subject": "", "content": "\ud800"}),
+    ("save_memory", {"subject": "s", "content": "\ud800"}),
     ("delete_memory", {"id": SEEDED[0]}),
     ("delete_memory", {"id": "../../etc/passwd"}),
 ]

@@ -222,6 +222,24 @@ def test_when_the_background_is_recomputed(memories: int, recorded: int, expecte
     )
 
 
+@pytest.mark.parametrize(
+    ("memories", "recorded", "expected"),
+    [
+        (26, 25, False),  # a search or an MCP save waits on this sync: only when far off
+        (40, 25, True),
+        (5200, 5000, False),
+        (6000, 5000, False),
+        (7000, 5000, True),
+    ],
+)
+def test_a_sync_someone_waits_on_recomputes_only_a_far_off_background(
+    memories: int, recorded: int, expected: bool
+) -> None:
+    found = background(0.1, memories=recorded)
+    assert needs_background(found, memories=memories, embedder=FP, waiting=True) is expected
+    assert needs_background(None, memories=memories, embedder=FP, waiting=True)
+
+
 def test_another_embedder_or_probe_set_recomputes() -> None:
     found = background(0.1, memories=100)
     assert needs_background(found, memories=100, embedder="ollama:nomic-embed-text:768")

@@ -1,0 +1,62 @@
+"""An MCP save is quick in a small store, where every change of size moves the background
+(search/background.py): the save's paraphrase check syncs the new memory's row only, and the
+server settles the background in a low-priority thread once the saves stop (mcp_server/lazy.py).
+The real `local-recall mcp` subprocess, driven by the real MCP client."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from local_recall.mcp_server.lazy import SETTLE_AFTER_SECONDS
+from local_recall.recall import Recall
+from local_recall.search.background import BACKGROUND_JSON
+from local_recall.settings import Settings
+from tests.conftest import clean_env
+from tests.mcp_session import call, run_session
+
+SEEDED = 12
+
+
+def background_size(recall: Recall) -> int:
+    found = json.loads((recall.layout.state_dir / BACKGROUND_JSON).read_text("utf-8"))
+    return int(found["memories"])
+
+
+@pytest.mark.slow  # a real index with the embedded MiniLM model, and ~100 probe searches
+def test_saves_leave_the_background_to_the_idle_server(repo: Path) -> None:
+    recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
+    for i in range(SEEDED):
+        recall.save(f"Module {i} owns table {i}", f"Only module_{i}.py writes to table_{i}.")
+    recall.sync_index()
+    assert background_size(recall) == SEEDED
+
+    async def body(client: Client) -> None:
+        first = await call(
+            client,
+            "save_memory",
+            {"subject": "Wheels are built by hatch", "content": "`hatch build` makes the wheel."},
+        )
+        assert first["created"] is True
+        # the save returned without the ~100 probe searches of a recomputed background
+        assert background_size(recall) == SEEDED
+        second = await call(
+            client,
+            "save_memory",
+            {"subject": "Docs are built by mkdocs", "content": "`mkdocs build` writes site/."},
+        )
+        assert second["created"] is True
+        found = await call(client, "search_memories", {"query": "how is the wheel built"})
+        assert found["results"][0]["id"] == first["id"]
+        # once the saves stop, the idle server settles it exactly (the session still open)
+        deadline = time.monotonic() + SETTLE_AFTER_SECONDS + 90
+        while background_size(recall) != SEEDED + 2 and time.monotonic() < deadline:
+            await anyio.sleep(0.5)
+        assert background_size(recall) == SEEDED + 2
+
+    run_session(repo, body)
