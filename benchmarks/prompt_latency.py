@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import platform
@@ -283,6 +284,22 @@ def session_cpu_ms(claude_pid: int, daemon_pid: int | None) -> float:
     return ticks * 1000 / os.sysconf("SC_CLK_TCK")
 
 
+_asked = itertools.count(1)
+
+
+def fresh(prompt: str) -> str:
+    """`prompt` made new for every session: the daemon keeps the embeddings of the last few
+    hundred queries, and a person does not type one question twice. Prompts with nothing to
+    look up ("continue") are left as they are, so they still skip the search."""
+    from local_recall.context.prompt import prompt_query
+    from local_recall.search.query_intent import has_nothing_to_look_up
+
+    query = prompt_query(prompt)
+    if query is None or has_nothing_to_look_up(query):
+        return prompt
+    return f"{prompt} (note {next(_asked)})"
+
+
 def user_message(text: str) -> bytes:
     message = {"type": "user", "message": {"role": "user", "content": text}}
     return (json.dumps(message) + "\n").encode()
@@ -331,7 +348,7 @@ def paced_session(
         for turn, prompt in enumerate(prompts, 1):
             sent = time.monotonic()
             cpu_before = session_cpu_ms(process.pid, daemon_pid)
-            process.stdin.write(user_message(prompt))
+            process.stdin.write(user_message(fresh(prompt)))
             process.stdin.flush()
             connected = False
             while (event := results.get(timeout=300)) is not None and event["type"] != "result":
@@ -368,7 +385,7 @@ def single_run(claude: str, config: Config, env: dict[str, str], api: Api) -> Si
     repo = config.setup.repo
     started = time.monotonic()
     done = subprocess.run(
-        [claude, "-p", "--output-format", "json", *config.args, MARKER_PROMPT],
+        [claude, "-p", "--output-format", "json", *config.args, fresh(MARKER_PROMPT)],
         cwd=repo,
         env={**env, **config.env},
         stdin=subprocess.DEVNULL,
@@ -399,7 +416,8 @@ def daemon_pid_of(repo: Path) -> int | None:
 
 
 def search_times(repo: Path, env: dict[str, str], runs: int) -> list[float]:
-    """The daemon's answer to the prompt hook's own request (socket round trip included), ms."""
+    """The daemon's answer to the prompt hook's own request (socket round trip included), ms;
+    every query new (its embedding included), as in the sessions."""
     from local_recall.context.prompt import PromptAsk, prompt_query
     from local_recall.daemon.query_client import ask, daemon_sockets
     from local_recall.hooks.settings import read_hook_settings
@@ -412,7 +430,7 @@ def search_times(repo: Path, env: dict[str, str], runs: int) -> list[float]:
     seen: list[float] = []
     for round_ in range(runs + 1):
         for query in queries:
-            request = PromptAsk(query, settings.search_limit, settings.prompt_min_score)
+            request = PromptAsk(fresh(query), settings.search_limit, settings.prompt_min_score)
             started = time.perf_counter()
             reply = ask(sockets, request.to_request(), 10.0)
             if reply is None or reply.get("ok") is not True:
@@ -640,7 +658,8 @@ def run_rounds(
 ) -> None:
     names = list(configs)
     prompts = list(SESSION_PROMPTS[: args.turns])
-    # round 0 warms caches (the OS's, Claude Code's, the daemon's) and is not counted
+    # round 0 warms caches (the OS's, Claude Code's, the daemon's model and index; not its query
+    # embeddings: every prompt is new, see fresh()) and is not counted
     for round_ in range(args.sessions + 1):
         shift = round_ % len(names)
         for name in names[shift:] + names[:shift]:

@@ -287,6 +287,7 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
     if isinstance(opened, Recall):
         config, user_config = opened.config, settings.user_config_path
         checks.extend(check_destinations(config, settings.environ, user_config))
+        checks.extend(_org_checks(opened))
     checks = fixed + checks
     if as_json:
         emit_json([c.to_json() for c in checks])
@@ -296,6 +297,26 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
             click.echo(f"[{marks[check.status]}] {check.name}: {check.detail}")
     if any(c.status == FAIL for c in checks):
         sys.exit(1)
+
+
+def _org_checks(recall: Recall) -> list[Check]:
+    """[org]'s index and local copy (doctor/org.py); nothing when no org index is set."""
+    if not recall.config.org.uri:
+        return []
+    from local_recall.doctor.org import check_org
+    from local_recall.org.plan import shown_uri
+    from local_recall.org.service import STALE_COPY_SECONDS
+
+    service = recall.org
+    return list(
+        check_org(
+            shown_uri(recall.config.org.uri),
+            hook=recall.config.org.hook,
+            own_name=service.own_name,
+            copy_age=service.copy_age,
+            stale_after=STALE_COPY_SECONDS,
+        )
+    )
 
 
 def _cwd() -> Path | None:

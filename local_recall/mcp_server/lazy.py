@@ -10,6 +10,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Final
 
+from local_recall.errors import StorageError
+
 if TYPE_CHECKING:
     from local_recall.recall import Recall
     from local_recall.settings import Settings
@@ -35,6 +37,12 @@ class LazyRecall:
         self._settle_due = 0.0  # monotonic time of the next full sync; 0: none asked
 
     def get(self) -> Recall:
+        """The repository's Recall; StorageError while it has no local-recall/ folder."""
+        if not self.initialised():
+            raise StorageError(
+                f"{self.settings.root} has no local-recall/ folder: run `local-recall init` "
+                "there to give it a memory (nothing is written until then)"
+            )
         with self._open_lock:
             if self._recall is None:
                 from local_recall.logs import log_to_repo
@@ -43,6 +51,11 @@ class LazyRecall:
                 self._recall = Recall.open(settings=self.settings)
                 log_to_repo(self._recall)
             return self._recall
+
+    def initialised(self) -> bool:
+        """Whether the repository has local-recall/. A server started where there is none (a
+        plugin's, in every session) writes nothing there: no index, no log, no daemon."""
+        return self.settings.layout.recall_dir.is_dir()
 
     def start_warm_up(self) -> None:
         with self._open_lock:
@@ -87,6 +100,8 @@ class LazyRecall:
         self._sync("warm-up")
 
     def _sync(self, why: str) -> None:
+        if not self.initialised():
+            return
         try:
             recall = self.get()
             with self.index_lock:

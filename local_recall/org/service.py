@@ -128,6 +128,11 @@ class OrgService:
             self._mirror = Mirror(self.mirror_dir, fingerprint, embedder.dim, own=self.own_name())
         return self._mirror
 
+    def copy_age(self) -> float | None:
+        """Seconds since `org pull` last copied the configured index; None: no copy of it."""
+        when = self.mirror().pulled_at(self.target().uri)
+        return None if when is None else self._now() - when
+
     def pull(self, uri: str | None = None) -> PullReport:
         """Bring the local copy (`org pull`) up to date with the store."""
         target = self.target(uri)

@@ -117,3 +117,39 @@ def test_user_scope_groups_are_gated_commands_without_an_mcp_tool() -> None:
     upgraded = plan_settings_install(plan_settings_install({}, launcher), launcher, gate=True)
     assert upgraded == document
     assert plan_settings_uninstall(document) == {}
+
+
+def test_the_plugins_hooks_are_gated_and_keep_the_guard_and_its_mcp_tool(
+    tmp_path: Path, served: Path
+) -> None:
+    """The plugin runs in every session of every repository (its MCP server too): each hook is
+    gated, and the prompt hook keeps the guard and the `mcp_tool` handler behind it."""
+    from local_recall.claude_code.hooks.guard import guarded
+    from local_recall.claude_code.install.plan import PLUGIN_MCP_SERVER
+
+    launcher = Launcher(("local-recall",))
+    for spec in HOOKS:
+        group = hook_group(spec, launcher, PLUGIN_MCP_SERVER, gate=True, server_everywhere=True)
+        command = group["hooks"][0]["command"]
+        assert is_gated(command) and hook_subcommand(command) == spec.subcommand
+        if spec.mcp_tool is None:
+            assert [h["type"] for h in group["hooks"]] == ["command"]
+            continue
+        assert [h["type"] for h in group["hooks"]] == ["command", "mcp_tool"]
+        assert group["hooks"][1]["server"] == PLUGIN_MCP_SERVER
+        assert ungated(command) == guarded(f"local-recall hook {spec.subcommand}")
+        # run as Claude Code runs it, with `local-recall` replaced by an echo: nothing starts
+        # where there is no local-recall/, the command starts in a served repository
+        probe = command.replace("exec local-recall hook", "exec echo RAN")
+        for folder, expected in ((tmp_path, ""), (served / "src", "RAN")):
+            done = subprocess.run(
+                ["/bin/sh", "-c", probe],
+                cwd=folder,
+                env=clean_env({"CLAUDE_PROJECT_DIR": str(folder)}),
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+            assert done.returncode == 0 and done.stderr == "", done.stderr
+            assert done.stdout.split(" ")[0].strip() == expected

@@ -620,12 +620,16 @@ def test_cli_user_scope_writes_under_claude_config_dir(repo: Path, tmp_path: Pat
 
 
 def test_plugin_hooks_and_server_match_what_init_writes() -> None:
-    """The plugin runs the same hooks as `init`, with `local-recall` from PATH."""
+    """The plugin runs the same hooks as `init --scope user` (gated: the plugin runs in every
+    repository), with the guarded prompt command and `mcp_tool` of its own server beside it,
+    and `local-recall` from PATH."""
     on_path = Launcher(("local-recall",))
     plugin = REPO_ROOT / "hooks"
     hooks = read(plugin / "hooks" / "hooks.json")
     # its server is named plugin:local-recall:local-recall for the mcp_tool handler
-    expected = plan_settings_install({}, on_path, server=PLUGIN_MCP_SERVER)["hooks"]
+    expected = plan_settings_install(
+        {}, on_path, server=PLUGIN_MCP_SERVER, gate=True, server_everywhere=True
+    )["hooks"]
     assert hooks["hooks"] == expected
     server = read(plugin / ".mcp.json")["mcpServers"]["local-recall"]
     assert is_our_mcp_entry(server)
@@ -800,8 +804,17 @@ def test_plugin_validates_installs_and_serves(tmp_path: Path) -> None:
     (root / "src").mkdir()
     tool = "mcp__plugin_local-recall_local-recall__search_memories"
     # The plugin runs `local-recall` from PATH (it requires `pip install local-recall`), from a
-    # subfolder: the server finds the repository by walking up to .git.
-    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    # subfolder: the server finds the repository by walking up to .git. The wrapper on PATH
+    # records each call, so the log shows which hooks ran.
+    calls = tmp_path / "calls.txt"
+    wrapper = tmp_path / "bin" / "local-recall"
+    wrapper.parent.mkdir()
+    wrapper.write_text(
+        f'#!/bin/sh\necho "$@" >> {shlex.quote(str(calls))}\n'
+        f'exec {shlex.quote(sys.executable)} -m local_recall "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    path = f"{wrapper.parent}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
     requests, _ = ask_claude(
         root / "src",
         home,
@@ -811,6 +824,24 @@ def test_plugin_validates_installs_and_serves(tmp_path: Path) -> None:
     )
     assert tool in tool_names(requests[0])
     assert memory_id in tool_results(requests[-1])[0]
+    assert "hook session-start" in calls.read_text().splitlines()
+    # A repository without local-recall: the plugin's hooks (user scope: every repository)
+    # stop at their gate, no hook process starts; its MCP server (Claude Code starts a
+    # plugin's servers in every session) answers the model's search with an error and writes
+    # nothing, so that no later hook finds a local-recall/ it made.
+    calls.unlink()
+    elsewhere = git_init(tmp_path / "elsewhere")
+    requests, _ = ask_claude(
+        elsewhere,
+        home,
+        tool,
+        allow="mcp__plugin_local-recall_local-recall",
+        extra_env={"PATH": path},
+    )
+    assert "run `local-recall init`" in tool_results(requests[-1])[0]
+    logged = calls.read_text().splitlines() if calls.exists() else []
+    assert [line for line in logged if line.startswith("hook")] == [], logged
+    assert sorted(p.name for p in elsewhere.iterdir()) == [".git"]
 
 
 # --- skills and slash commands (claude_code/guidance.py) ------------------------------------------

@@ -363,3 +363,29 @@ def test_pulled_copy_answers_the_hook_opt_in_without_the_store(
     assert (again.datasets, again.unchanged) == (1, 1)
     found = recall.query(SearchQuery("bigger fetch size lag"), org="mirror")
     assert "marker-pulled-edit" in found.hits[0].memory.body
+
+
+def test_doctor_names_the_org_index_and_the_age_of_its_local_copy(tmp_path: Path) -> None:
+    """`doctor` with [org] set (a folder index: no store needed): the name this repository
+    publishes under, and, with the hook opted in, no copy → pull → fresh → an old copy."""
+    root = make_repo(tmp_path / "api", "git@github.com:acme/api.git", {})
+    env = {"LOCAL_RECALL_ORG_URI": str(tmp_path / "org"), "LOCAL_RECALL_ORG_HOOK": "true"}
+
+    def org_checks() -> dict[str, tuple[str, str]]:
+        done = run_cli(root, env, "doctor", "--json")
+        assert done.returncode in (0, 1), done.stderr  # other checks may fail on this machine
+        found = json.loads(done.stdout)
+        return {c["name"]: (c["status"], c["detail"]) for c in found if "org" in c["name"]}
+
+    before = org_checks()
+    assert before["org index"][0] == "ok"
+    assert "publishes as github.com--acme--api" in before["org index"][1]
+    assert before["org in prompts"][0] == "warn"
+    assert "no local copy" in before["org in prompts"][1]
+    assert run_cli(root, env, "org", "pull").returncode == 0
+    assert org_checks()["org in prompts"][0] == "ok"
+    state = root / "local-recall" / "state" / "org-mirror" / "mirror.json"
+    copied = json.loads(state.read_text())
+    state.write_text(json.dumps({**copied, "pulled_at": copied["pulled_at"] - 5 * 86_400}))
+    status, detail = org_checks()["org in prompts"]
+    assert status == "warn" and "5 days old" in detail

@@ -145,7 +145,12 @@ def is_our_mcp_entry(entry: object) -> bool:
 
 
 def hook_group(
-    spec: HookSpec, launcher: Launcher, server: str = MCP_SERVER_NAME, *, gate: bool = False
+    spec: HookSpec,
+    launcher: Launcher,
+    server: str = MCP_SERVER_NAME,
+    *,
+    gate: bool = False,
+    server_everywhere: bool = False,
 ) -> JSONObject:
     """One matcher group, in the settings schema documented by Claude Code. With an MCP tool:
     the guarded command and the `mcp_tool` handler side by side (handoff.py).
@@ -153,15 +158,20 @@ def hook_group(
     `gate` (user scope): the command behind the gate (hooks/gate.py) and no `mcp_tool`
     handler. User hooks run in every repository, and Claude Code reports an `mcp_tool` handler
     whose server is not there as a hook error on every prompt ("MCP server 'local-recall' not
-    connected", 2.1.197); where the gate lets the command through, it answers every prompt."""
+    connected", 2.1.197); where the gate lets the command through, it answers every prompt.
+    With `server_everywhere` too (the plugin, whose MCP server starts in every session): the
+    gate, then the guard, in front of the command, and the `mcp_tool` handler beside it."""
     command = launcher.shell_command("hook", spec.subcommand)
     hooks: list[JSONObject] = []
-    if gate:
+    if gate and (spec.mcp_tool is None or not server_everywhere):
         hooks.append({"type": "command", "command": gated(command), "timeout": spec.timeout})
     elif spec.mcp_tool is None:
         hooks.append({"type": "command", "command": command, "timeout": spec.timeout})
     else:
-        hooks.append({"type": "command", "command": guarded(command), "timeout": spec.timeout})
+        guarded_command = guarded(command)
+        if gate:
+            guarded_command = gated(guarded_command)
+        hooks.append({"type": "command", "command": guarded_command, "timeout": spec.timeout})
         hooks.append(
             {
                 "type": "mcp_tool",
@@ -205,16 +215,17 @@ def plan_settings_install(
     *,
     server: str = MCP_SERVER_NAME,
     gate: bool = False,
+    server_everywhere: bool = False,
 ) -> JSONObject:
     """`document` with our hook groups: left as they are when already exactly right, else our
     old entries are taken out (wherever they were) and the right groups appended per event.
     Everything else is kept in place. `server`: our MCP server's name for `mcp_tool` handlers
-    (the plugin's is PLUGIN_MCP_SERVER); `gate`: user scope (`hook_group`)."""
+    (the plugin's is PLUGIN_MCP_SERVER); `gate`, `server_everywhere`: as `hook_group`'s."""
     new = copy.deepcopy(dict(document))
     hooks = dict(new.get("hooks") or {})
     for spec in HOOKS:
         groups = list(hooks.get(spec.event) or [])
-        wanted = hook_group(spec, launcher, server, gate=gate)
+        wanted = hook_group(spec, launcher, server, gate=gate, server_everywhere=server_everywhere)
         if [g for g in groups if _has_ours(g)] == [wanted]:
             continue
         kept = [g for g in map(_group_without_ours, groups) if g is not None]
