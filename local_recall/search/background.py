@@ -10,10 +10,11 @@ searched (the same candidates and relevance), and keeps each probe's best releva
 recomputed when the probe set, the embedder or the store's size has changed by more than
 RECOMPUTE_SHARE since (a store under RECOMPUTE_BELOW memories: any change of size): a memory
 more or less in a store of thousands does not move the distribution, and ~100 searches cost a
-few seconds of CPU in a fresh process (docs/search.md). A sync that someone waits on (a search,
-an MCP save's paraphrase check) only recomputes a background that is far off (WAITING_SHARE):
-a save must not cost a second in a small store, where every change counts; the syncs nobody
-waits on (the daemon's, `index`, a capture pass, the MCP server when idle) settle it exactly.
+few seconds of CPU in a fresh process (docs/search.md). A sync that someone waits on (a
+search's) only recomputes a background that is far off (WAITING_SHARE), and a save's paraphrase
+check skips it: a save must not cost a second in a small store, where every change counts; the
+syncs nobody waits on (the daemon's, `index`, a capture pass, the MCP server when idle) settle
+it exactly.
 
 The state folder is gitignored but could be planted by a hostile repository: the file is read
 without following symlinks, capped in size, and validated field by field; anything wrong reads

@@ -88,9 +88,10 @@ def look_alikes(
 def paraphrase_in(searcher: Searcher, store: MemoryStore, draft: Draft) -> Memory | None:
     """The memory of `store` that `draft` (validated, redacted) says in other words, if any;
     None also when the embedder or index fails (the content hash still catches copies). The
-    sync it makes first embeds what was saved a moment ago, and is one someone waits on."""
+    sync it makes first embeds what was saved a moment ago; the background is left to the
+    syncs after it (a save never pays ~100 probe searches)."""
     try:
-        searcher.sync(waiting=True)
+        searcher.sync(waiting=True, background=False)
         found = store.scan().memories
         return paraphrased_memory(
             searcher.index, searcher.embedder, found, draft.subject, draft.body
@@ -104,7 +105,7 @@ def look_alikes_in(
 ) -> Mapping[str, str]:
     """`look_alikes` after a sync; {} when the index fails."""
     try:
-        searcher.sync(waiting=True)
+        searcher.sync(waiting=True, background=False)
         return look_alikes(searcher.index, store.scan().memories, wanted)
     except RecallError:
         return {}

@@ -139,10 +139,12 @@ class Searcher:
         rebuild: bool = False,
         progress: ProgressCallback | None = None,
         waiting: bool = False,
+        background: bool = True,
     ) -> IndexReport:
         """Embed new or changed memories, drop deleted ones, then refresh the relevance cache
         and the background; `waiting`: someone waits on it (background.py: only a far-off
-        background is recomputed then)."""
+        background is recomputed then); `background=False`: it is left to a later sync (a
+        save's paraphrase check uses none: the next sync sees the count has moved)."""
         memories = self.load_memories()
         try:
             report = sync_memories(
@@ -165,6 +167,8 @@ class Searcher:
             lambda: self.relevance.compute_stats(memories),
             changed=changed,
         )
+        if not background:
+            return report
         refresh_background(
             self.relevance.state_dir,
             self.relevance.background(),

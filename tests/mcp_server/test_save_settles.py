@@ -60,3 +60,21 @@ def test_saves_leave_the_background_to_the_idle_server(repo: Path) -> None:
         assert background_size(recall) == SEEDED + 2
 
     run_session(repo, body)
+
+
+@pytest.mark.slow  # a real index with the embedded MiniLM model
+def test_a_save_leaves_the_background_to_the_next_sync(repo: Path) -> None:
+    """Even far off (2 → 3 memories: a third), a save's paraphrase check does not recompute
+    the background; the search after it does (a sync someone waits on, far off)."""
+    recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
+    recall.save("Wheels are built by hatch", "`hatch build` makes the wheel.")
+    recall.save("Docs are built by mkdocs", "`mkdocs build` writes site/.")
+    recall.sync_index()
+    assert background_size(recall) == 2
+    created = recall.save(
+        "Releases are tagged by CI", "A tag vX.Y.Z on main publishes.", unless_paraphrase=True
+    )
+    assert created.created and not created.paraphrase
+    assert background_size(recall) == 2
+    assert recall.search("how is a release published")[0].id == created.memory.id
+    assert background_size(recall) == 3
