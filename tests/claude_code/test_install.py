@@ -692,6 +692,19 @@ def seed_memory(root: Path) -> str:
     ).id
 
 
+def recording_launcher(folder: Path, calls: Path) -> Path:
+    """`folder/local-recall`: runs this interpreter's local_recall, first appending its
+    arguments to `calls` (the log of which hooks Claude Code ran)."""
+    folder.mkdir()
+    wrapper = folder / "local-recall"
+    wrapper.write_text(
+        f'#!/bin/sh\necho "$@" >> {shlex.quote(str(calls))}\n'
+        f'exec {shlex.quote(sys.executable)} -m local_recall "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
 def ask_claude(
     cwd: Path, home: Path, tool: str, *, allow: str, extra_env: dict[str, str] | None = None
 ) -> tuple[list[JSONDict], str]:
@@ -736,13 +749,7 @@ def test_claude_code_uses_the_server_and_hooks_that_init_installed(tmp_path: Pat
     # Hook commands are shell strings: a launcher under a folder with a space must be quoted.
     # The wrapper records each call, so the log proves which hooks Claude Code ran.
     calls = tmp_path / "calls.txt"
-    wrapper = tmp_path / "bin dir" / "local-recall"
-    wrapper.parent.mkdir()
-    wrapper.write_text(
-        f'#!/bin/sh\necho "$@" >> {shlex.quote(str(calls))}\n'
-        f'exec {shlex.quote(sys.executable)} -m local_recall "$@"\n'
-    )
-    wrapper.chmod(0o755)
+    wrapper = recording_launcher(tmp_path / "bin dir", calls)
     report = install(root, claude_config_dir=home / ".claude", launcher=Launcher((str(wrapper),)))
     assert [c.action for c in settings_changes(report)] == ["updated", "unchanged", "updated"]
     requests, _ = ask_claude(root, home, tool, allow="mcp__local-recall")
@@ -807,13 +814,7 @@ def test_plugin_validates_installs_and_serves(tmp_path: Path) -> None:
     # subfolder: the server finds the repository by walking up to .git. The wrapper on PATH
     # records each call, so the log shows which hooks ran.
     calls = tmp_path / "calls.txt"
-    wrapper = tmp_path / "bin" / "local-recall"
-    wrapper.parent.mkdir()
-    wrapper.write_text(
-        f'#!/bin/sh\necho "$@" >> {shlex.quote(str(calls))}\n'
-        f'exec {shlex.quote(sys.executable)} -m local_recall "$@"\n'
-    )
-    wrapper.chmod(0o755)
+    wrapper = recording_launcher(tmp_path / "bin", calls)
     path = f"{wrapper.parent}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
     requests, _ = ask_claude(
         root / "src",
