@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final
 
@@ -100,15 +100,18 @@ def query_profile(query: str, max_terms: int = 48) -> QueryProfile:
 
 @dataclass(frozen=True, slots=True)
 class MemoryTerms:
-    """A memory's stems by field; `head_words` feeds the fuzzy match (identifiers, typos)."""
+    """A memory's stems by field; `head_words` feeds the fuzzy match (identifiers, typos).
+    `all` and `fuzzy_choices` are derived once: every search scores ~100 candidates with them."""
 
     head: frozenset[str]  # subject + keywords
     body: frozenset[str]
     head_words: frozenset[str]
+    all: frozenset[str] = field(init=False)
+    fuzzy_choices: tuple[str, ...] = field(init=False)  # head words a fuzzy match may pick
 
-    @property
-    def all(self) -> frozenset[str]:
-        return self.head | self.body
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "all", self.head | self.body)
+        object.__setattr__(self, "fuzzy_choices", tuple(w for w in self.head_words if len(w) >= 3))
 
 
 def memory_terms(subject: str, keywords: Sequence[str], body: str) -> MemoryTerms:
@@ -184,43 +187,72 @@ class Features:
 NO_MATCH: Final = Features(None, 0.0, 0.0, 0.0, 1.0, 0.0)
 
 
+@dataclass(frozen=True, slots=True)
+class QueryWeights:
+    """What a query's features need of the store, the same for every candidate: each stem's
+    idf, their sum, and the share of that weight on stems no memory holds."""
+
+    pairs: tuple[tuple[str, float], ...]  # (stem, idf), in the query's order
+    total: float
+    unknown: float
+
+
+def query_weights(query: QueryProfile, stats: TermStats) -> QueryWeights:
+    weights = [stats.idf(t) for t in query.stems]
+    unknown = sum(w for t, w in zip(query.stems, weights, strict=True) if t not in stats.df)
+    return QueryWeights(tuple(zip(query.stems, weights, strict=True)), sum(weights), unknown)
+
+
 def extract_features(
-    query: QueryProfile, memory: MemoryTerms, stats: TermStats, cosine: float | None
+    query: QueryProfile,
+    memory: MemoryTerms,
+    stats: TermStats,
+    cosine: float | None,
+    weights: QueryWeights | None = None,
 ) -> Features:
-    """The features of one (query, memory) pair. `cosine` None when there is no vector."""
+    """The features of one (query, memory) pair. `cosine` None when there is no vector;
+    `weights`: `query_weights(query, stats)`, computed once for all of a query's candidates."""
     if not query.stems:
         return Features(cosine, 0.0, 0.0, 0.0, 1.0, 0.0)
-    weights = [stats.idf(t) for t in query.stems]
-    total = sum(weights)
-    everywhere = memory.all
-    coverage = sum(w for t, w in zip(query.stems, weights, strict=True) if t in everywhere)
-    head = sum(w for t, w in zip(query.stems, weights, strict=True) if t in memory.head)
-    unknown = sum(w for t, w in zip(query.stems, weights, strict=True) if t not in stats.df)
+    if weights is None:
+        weights = query_weights(query, stats)
+    total, everywhere, head_stems = weights.total, memory.all, memory.head
+    coverage = sum(w for t, w in weights.pairs if t in everywhere)
+    head = sum(w for t, w in weights.pairs if t in head_stems)
     return Features(
         cosine=cosine,
         coverage=coverage / total,
         head_coverage=head / total,
-        fuzzy=fuzzy_share(query.words, memory.head_words),
-        unknown=unknown / total,
+        fuzzy=fuzzy_share(query.words, memory.head_words, memory.fuzzy_choices),
+        unknown=weights.unknown / total,
         single_term=1.0 if len(query.stems) == 1 else 0.0,
     )
 
 
-def fuzzy_share(query_words: Sequence[str], head_words: Iterable[str]) -> float:
+def fuzzy_share(
+    query_words: Sequence[str],
+    head_words: Iterable[str],
+    choices: Sequence[str] | None = None,
+) -> float:
     """Share of the query's words of ≥ 4 letters that match a subject/keyword word with
-    rapidfuzz ratio ≥ FUZZY_MIN_RATIO (`procesed` ~ `processed`, `proccessedlog` ~ …)."""
+    rapidfuzz ratio ≥ FUZZY_MIN_RATIO (`procesed` ~ `processed`, `proccessedlog` ~ …).
+    `choices`: the head words of ≥ 3 letters, if already at hand."""
     wanted = [w for w in query_words if len(w) >= 4]
     if not wanted:
         return 0.0
     from rapidfuzz import fuzz, process
 
-    choices = [w for w in head_words if len(w) >= 3]
+    if choices is None:
+        choices = [w for w in head_words if len(w) >= 3]
     if not choices:
         return 0.0
+    exact = head_words if isinstance(head_words, frozenset | set) else frozenset(choices)
     found = sum(
         1
         for w in wanted
-        if process.extractOne(w, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_RATIO)
+        # the same word is a ratio of 100: no need to ask rapidfuzz
+        if w in exact
+        or process.extractOne(w, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_RATIO)
     )
     return found / len(wanted)
 

@@ -29,6 +29,7 @@ from local_recall.search.relevance import (
     TermStats,
     extract_features,
     memory_terms,
+    query_weights,
     term_stats,
 )
 from local_recall.search.scoring import (
@@ -167,6 +168,7 @@ class RelevanceInputs:
         """Each candidate's signals with its relevance features. `cosines`: exact cosines
         from the vector cache (None: keep what the candidate lists gave)."""
         stats = self.stats(memories)
+        weights = query_weights(profile, stats)
         ready: dict[str, Signals] = {}
         for key, found in signals.items():
             memory = memories.get(key)
@@ -175,7 +177,8 @@ class RelevanceInputs:
             cosine = found.cosine if VECTOR in found.ran else None
             if cosines is not None and VECTOR in found.ran:
                 cosine = cosines.get(key, cosine)
-            features = extract_features(profile, self.terms(key, memory), stats, cosine)
+            terms = self.terms(key, memory)
+            features = extract_features(profile, terms, stats, cosine, weights)
             ready[key] = with_features(found, features)
         return ready
 

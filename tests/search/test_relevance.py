@@ -89,6 +89,28 @@ def test_fuzzy_matches_typos_in_identifiers() -> None:
     assert rel.fuzzy_share(["zebra"], ["processed"]) == 0.0
 
 
+def test_a_querys_weights_computed_once_give_the_same_features() -> None:
+    """A search scores ~100 candidates with weights computed once per query; the numbers
+    must be exactly those of computing them per candidate."""
+    store = [
+        RUN_TESTS,
+        ("ProcessedLog dedup", ("processed_log",), "Rows are deduplicated by hash in ci."),
+        ("Release checklist", ("release",), "Tag, push the tag, publish; make test first."),
+    ]
+    terms = [rel.memory_terms(*m) for m in store]
+    stats = rel.term_stats(terms)
+    for query in ("how do we run make test in ci?", "procesed_log zebra release", "unknownword"):
+        profile = rel.query_profile(query)
+        weights = rel.query_weights(profile, stats)
+        for memory in terms:
+            assert memory.all == memory.head | memory.body
+            once = rel.extract_features(profile, memory, stats, 0.4, weights)
+            assert once == rel.extract_features(profile, memory, stats, 0.4), query
+    # the same word in the subject is a match without asking rapidfuzz; no word is none
+    assert rel.fuzzy_share(["dedup", "zebra"], frozenset({"dedup"})) == 0.5
+    assert rel.fuzzy_share(["dedup"], frozenset(), ()) == 0.0
+
+
 def test_a_query_without_content_words_has_no_match() -> None:
     got = features("how do we?", 0.3, [RUN_TESTS])
     assert (got.coverage, got.unknown) == (0.0, 1.0)
