@@ -40,6 +40,7 @@ sys.path.insert(0, str(HERE))
 import coding_data  # noqa: E402
 import generic_prompts  # noqa: E402
 import locomo  # noqa: E402
+from locomo_data import data_dir  # noqa: E402
 
 from local_recall.recall import Recall  # noqa: E402
 from local_recall.search import decision as dec  # noqa: E402
@@ -134,7 +135,7 @@ def locomo_rows(data: Path, workdir: Path) -> list[Row]:
             for q in locomo.questions(convs[name])
         ]
         other = locomo.questions(convs[names[(i + 1) % len(names)]])
-        prompts = own + [(q.text, "foreign", set()) for q in other]
+        prompts: list[tuple[str, str, Any]] = own + [(q.text, "foreign", set()) for q in other]
         prompts += [(text, "generic", set()) for text in generic_prompts.FIT]
         rows += rows_of(recall, "locomo", name, len(labels), prompts)
         print(f"locomo {name}: {len(rows)} rows", flush=True)
@@ -242,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     repos, data = os.environ.get("CODING_BENCH_REPOS"), os.environ.get("LOCOMO_DATA")
     parser.add_argument("--repos", type=Path, default=Path(repos) if repos else None)
-    parser.add_argument("--data", type=Path, default=Path(data) if data else locomo.DATA)
+    parser.add_argument("--data", type=Path, default=Path(data) if data else None)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/local-recall-decision-fit"))
     parser.add_argument("--sizes", default="25,500,5000")
     parser.add_argument("--projects", default="", help="tune projects to use (default: all)")
@@ -271,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         only = [p for p in args.projects.split(",") if p]
         rows = coding_rows(args.repos, workdir, sizes, only, args.existing)
-        rows += locomo_rows(args.data, workdir)
+        rows += locomo_rows(data_dir(args.data), workdir)
         cache.write_text(json.dumps([row_to_json(r) for r in rows]))
     rows = [r for r in rows if r.relevances]  # nothing found: nothing to decide
     # the label: the store holds the prompt's answer (the decision is whether to inject at all;
