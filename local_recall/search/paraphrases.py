@@ -92,7 +92,7 @@ def paraphrase_in(searcher: Searcher, store: MemoryStore, draft: Draft) -> Memor
     syncs after it (a save never pays ~100 probe searches)."""
     try:
         searcher.sync(waiting=True, background=False)
-        found = store.scan().memories
+        found = searcher.loaded(store.kind)  # what that sync scanned: no second scan of the files
         return paraphrased_memory(
             searcher.index, searcher.embedder, found, draft.subject, draft.body
         )
@@ -106,6 +106,6 @@ def look_alikes_in(
     """`look_alikes` after a sync; {} when the index fails."""
     try:
         searcher.sync(waiting=True, background=False)
-        return look_alikes(searcher.index, store.scan().memories, wanted)
+        return look_alikes(searcher.index, searcher.loaded(store.kind), wanted)
     except RecallError:
         return {}

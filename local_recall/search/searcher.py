@@ -133,6 +133,11 @@ class Searcher:
         self._memories = found
         return found
 
+    def loaded(self, kind: str) -> list[Memory]:
+        """The memories of `kind` as the last sync (or `load_memories`) read them."""
+        memories = self._memories if self._memories is not None else self.load_memories()
+        return [memory for memory in memories.values() if memory.kind == kind]
+
     def sync(
         self,
         *,
