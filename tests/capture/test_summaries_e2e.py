@@ -81,8 +81,15 @@ def wait_for(predicate: Any, seconds: float = 120.0) -> None:
     while time.monotonic() < deadline:
         if predicate():
             return
-        time.sleep(0.5)
+        time.sleep(0.05)  # a glob: cheap, and the test goes on as soon as the summary is there
     raise AssertionError("timed out waiting")
+
+
+def into_the_next_second() -> None:
+    """Summaries are ordered by whole-second times, and everything of the sessions so far
+    happened by now: from the next whole second on, what follows is stamped strictly later.
+    (A fixed 1.1 s sleep waited up to a second longer than that.)"""
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)
 
 
 def summaries(repo: Path) -> list[Path]:
@@ -148,7 +155,7 @@ def test_after_compaction_the_continued_sessions_summary_comes_first(
             assert done.returncode == 0, done.stderr
             ids.append(json.loads(done.stdout)["session_id"])
             wait_for(lambda: len(summaries(repo)) == len(ids))
-            time.sleep(1.1)  # distinct whole-second times
+            into_the_next_second()
     hook_env = clean_env({"LOCAL_RECALL_HOOKS_START_DAEMON": "false"})
     flaky, release = ids
     base = {"cwd": str(repo), "hook_event_name": "SessionStart"}
@@ -182,7 +189,7 @@ def test_a_real_compact_injects_the_continued_sessions_summary_first(
         for prompt in ("Look at the timeout", "And the retry loop"):
             ask("-p", prompt, "--resume", flaky)
         wait_for(lambda: len(summaries(repo)) == 1)
-        time.sleep(1.1)
+        into_the_next_second()
         release = ask("-p", "Write the release notes")
         wait_for(lambda: len(summaries(repo)) == 2)
         ask("-p", "/compact", "--resume", flaky)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -198,13 +199,32 @@ def test_twenty_processes_adding_the_same_memory_leave_one_file(repo: Path) -> N
     assert len(list((repo / MEMORY_DIR).glob("*.md"))) == 1
 
 
-_WRITER = """
-import sys, itertools
+# One process imports local_recall once, then forks a fresh writer per round on each line of its
+# stdin, printing the writer's pid and then how it ended. Start-up and the imports of a first add
+# (keyword extraction, secret rules: ~2.5 s, all before the first memory the kill waits for) were
+# nearly all of each round's time; every writer is still its own OS process that opens the store
+# itself and is SIGKILLed in the middle of its add/update loop, as one started afresh would be.
+# (Forking after the imports is safe: the only other thread then is numpy's BLAS pool, which
+# handles fork.)
+_WRITERS = """
+import itertools, os, sys, traceback
 from local_recall import Recall
-recall = Recall.open(sys.argv[1])
-for i in itertools.count():
-    m = recall.add(f"memory {i}", f"body {i} " + "x" * (i % 7000))
-    recall.update(m.id, body=f"updated {i} " + "y" * (i % 5000))
+from local_recall.memory.keywords import extract_keywords
+from local_recall.redaction.secrets import redact_fields
+redact_fields(["warm up"]), extract_keywords("warm up")  # pure: imports and compiled rules
+for _ in sys.stdin:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            recall = Recall.open(sys.argv[1])
+            for i in itertools.count():
+                m = recall.add(f"memory {i}", f"body {i} " + "x" * (i % 7000))
+                recall.update(m.id, body=f"updated {i} " + "y" * (i % 5000))
+        finally:
+            traceback.print_exc()
+            os._exit(1)
+    print(pid, flush=True)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
 
 
@@ -212,19 +232,35 @@ for i in itertools.count():
 def test_sigkill_during_writes_leaves_no_partial_file(repo: Path) -> None:
     rng = random.Random(7)
     folder = repo / MEMORY_DIR
-    for _ in range(25):
-        before = len(list(folder.glob("*.md")))
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, str(repo)], env=clean_env(), stderr=subprocess.PIPE
-        )
-        # Kill while it writes, however long start-up takes on a loaded machine: wait for its
-        # first memory, then let it go on for a random moment of its add/update loop.
-        deadline = time.monotonic() + 60
-        while len(list(folder.glob("*.md"))) == before and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(rng.random() * 0.4)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    server = subprocess.Popen(
+        [sys.executable, "-c", _WRITERS, str(repo)],
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        for _ in range(25):
+            before = len(list(folder.glob("*.md")))
+            server.stdin.write("go\n")
+            server.stdin.flush()
+            pid = int(server.stdout.readline())
+            # Kill while it writes, however long start-up takes on a loaded machine: wait for
+            # its first memory, then let it go on for a random moment of its add/update loop.
+            deadline = time.monotonic() + 60
+            while len(list(folder.glob("*.md"))) == before and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(list(folder.glob("*.md"))) > before  # it writes: the kill lands mid-loop
+            time.sleep(rng.random() * 0.4)
+            os.kill(pid, signal.SIGKILL)
+            ended = server.stdout.readline().strip()
+            assert ended == str(-signal.SIGKILL), ended  # killed mid-loop, not failed
+    finally:
+        server.kill()
+        _, err = server.communicate()
+    assert "Traceback" not in err, err
     scan = Recall.open(settings=Settings(root=repo, environ=clean_env())).scan()
     assert scan.problems == ()
     assert len(scan.memories) > 25

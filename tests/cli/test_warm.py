@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from local_recall.cli.warm import NOTICE_MARK, parse_args, run_warm
+from local_recall.recall import Recall
+from local_recall.settings import Settings
 from tests.conftest import git_init
 from tests.daemon_runs import daemon_env, lr, status_json, stop_and_reap, wait_for
 
@@ -46,11 +48,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         ("Parser drops BOMs", "The parser strips a UTF-8 BOM first.", "file:src/parser.py", "bom"),
         ("Release checklist", "Bump, tag, push, publish.", "global", "release"),
     ]
+    # The store and index this test reads, made through the library in this process: what is
+    # tested is how they are answered, cold and warm, not `add` or `index` (tested elsewhere),
+    # and three `add` processes and an `index` one each paid seconds of start-up.
+    recall = Recall.open(settings=Settings(root=repo, environ=env))
     for subject, body, scope, keyword in memories:
-        args = ("add", "-s", subject, "-b", body, "--scope", scope, "-k", keyword)
-        assert lr(repo, *args, env=env).returncode == 0
+        recall.add(subject, body, keywords=[keyword], scope=scope, source="cli")
     (repo / "local-recall" / "episodic-memory" / "hand written.md").write_text("no frontmatter")
-    assert lr(repo, "index", env=env).returncode == 0
+    recall.sync_index()
     yield repo
     stop_and_reap(repo)
 
