@@ -386,7 +386,12 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
     from local_recall.capture.pipeline import PassInputs
 
     def similar(text: str, count: int) -> builtins.list[tuple[str, str]]:
-        return [(hit.id, hit.subject) for hit in recall.query(SearchQuery(text, limit=count)).hits]
+        # Asked before every chunk of a pass, while the pass itself grows the store: a sync
+        # that recomputed the search background here (~100 probe searches, ~1.7 s in a young
+        # store) would pay it per chunk. The pass's own sync at its end settles it.
+        recall.searcher.sync(waiting=True, background=False)
+        found = recall.query(SearchQuery(text, limit=count), sync=False)
+        return [(hit.id, hit.subject) for hit in found.hits]
 
     def neighbours(text: str) -> builtins.list[tuple[str, float]]:
         return nearest_memories(recall.searcher.index, recall.searcher.embedder, text)

@@ -628,13 +628,29 @@ def test_memory_source_names_the_session(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @requires_claude
-def test_sync_twice_second_pass_makes_no_call(world: World) -> None:
+def test_sync_twice_second_pass_makes_no_call(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from local_recall.search import background
+
     for src in (T01, T02, T03, T04, T05):
         world.install(src)
     world.install(T04_AGENT, rel=f"{T04_SESSION}/subagents/{T04_AGENT.name}")
+    computed = 0
+    compute = background.compute_background
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal computed
+        computed += 1
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(background, "compute_background", counted)
     first = (
         world.recall().sync_transcripts()
     )  # extractor built from [extraction] + LOCAL_RECALL_CLAUDE_BIN
+    # the similar-memories lookup before each chunk leaves the search background to the
+    # pass's own sync at its end (~100 probe searches each time the young store grew)
+    assert computed == 1
     requests = world.requests()
     assert first.errors == () and first.stopped is None
     assert first.transcripts_seen == 6 and first.transcripts_processed == 6
