@@ -15,6 +15,7 @@ from local_recall.errors import InvalidInput
 from local_recall.memory.keywords import extract_keywords
 from local_recall.memory.model import (
     MAX_FILES,
+    MAX_SUBJECT_CHARS,
     Draft,
     Memory,
     Provenance,
@@ -55,7 +56,7 @@ def make_draft(
         r.text for r in redact_fields([body, subject, *(str(k) for k in given)])
     )
     clean_body = validate_body(redacted_body)
-    clean_subject = validate_subject(redacted_subject_)
+    clean_subject = validate_subject(fitted_subject(redacted_subject_))
     if given:
         clean_keywords = validate_keywords([k for k in redacted_keywords if k.strip()])
     else:
@@ -70,6 +71,19 @@ def make_draft(
         extra=MappingProxyType(dict(extra or {})),
         **_stored_provenance(provenance or Provenance()),
     )
+
+
+def fitted_subject(redacted: str) -> str:
+    """A redacted subject within MAX_SUBJECT_CHARS. The subject given was within it (checked
+    first), but a `[REDACTED:<kind>]` marker can be longer than the secret it replaces: the
+    stored subject is cut (at a word, with "…") rather than refused for what the caller could
+    neither see nor fix. Cutting redacted text reveals nothing: the secret is already gone."""
+    value = " ".join(redacted.split())
+    if len(value) <= MAX_SUBJECT_CHARS:
+        return value
+    space = value.rfind(" ", 0, MAX_SUBJECT_CHARS)
+    cut = space if space > MAX_SUBJECT_CHARS // 2 else MAX_SUBJECT_CHARS - 1
+    return value[:cut].rstrip() + "…"
 
 
 def _stored_provenance(given: Provenance) -> dict[str, Any]:
@@ -115,7 +129,7 @@ def redacted_edits(
     redacted = iter(r.text for r in redact_fields(given))
     changes: dict[str, object] = {}
     if subject is not None:
-        changes["subject"] = validate_subject(next(redacted))
+        changes["subject"] = validate_subject(fitted_subject(next(redacted)))
     if body is not None:
         changes["body"] = validate_body(next(redacted))
     if keywords is not None:

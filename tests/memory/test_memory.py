@@ -202,6 +202,40 @@ def test_subject_and_keyword_limits() -> None:
         validate_keywords([f"k{i}" for i in range(10_000)])
 
 
+def test_a_subject_within_the_limit_is_kept_when_its_redaction_is_longer() -> None:
+    """`[REDACTED:aws-access-key]` is 5 characters longer than the key it replaces: a
+    subject the caller gave within the limit is stored cut, never refused for that."""
+    from local_recall.memory.drafts import fitted_subject, make_draft, redacted_edits
+
+    key = "AKIAIOSFODNN7QWERTYZ"
+    subject = f"Rotate {key} " + "and then check the deploy logs " * 6
+    subject = subject[:200].rstrip()
+    assert len(subject) <= 200
+    draft = make_draft(
+        subject=subject,
+        body="The key was rotated.",
+        keywords=None,
+        applies_to="global",
+        occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
+        source=None,
+    )
+    assert key not in draft.subject and "[REDACTED:aws-access-key]" in draft.subject
+    assert len(draft.subject) <= 200 and draft.subject.endswith("…")
+    edited = redacted_edits(subject, None, None)["subject"]
+    assert isinstance(edited, str) and len(edited) <= 200 and key not in edited
+    assert fitted_subject("short  one") == "short one"
+    assert fitted_subject("x" * 250) == "x" * 199 + "…"  # no word to cut at
+    with pytest.raises(InvalidInput):  # what the caller gave over the limit is still refused
+        make_draft(
+            subject="x" * 201,
+            body="b",
+            keywords=None,
+            applies_to="global",
+            occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
+            source=None,
+        )
+
+
 def test_multiline_extra_values_and_unicode_survive() -> None:
     memory = Memory(
         id=MID,
