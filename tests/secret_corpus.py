@@ -603,13 +603,40 @@ def e2e_vendor_samples() -> list[PlantedSecret]:
     ]
 
 
+# Common words that all-MiniLM-L6-v2's tokenizer keeps whole: 32 tokens for thirty of them,
+# where thirty made-up words took ~105. Every memory holding them is embedded (whole text, a
+# passage, the paraphrase check's draft) at ~1,000-2,000 tokens a second on 2 shared cores:
+# the made-up words were over half of what the MCP and transcript tests embedded. None of
+# these looks like a credential (tests/safety/test_corpus.py plants them next to secrets).
+_OWN_WORDS_TEXT = """
+    apple autumn badger bamboo banana barley basket beacon beaver bishop blanket bottle
+    breeze bridge bronze bubble bucket butter cabin cactus camel candle canyon carbon carpet
+    carrot castle cattle cellar cherry chimney circus cliff clover cobalt coffee comet
+    copper cotton crater cricket crystal dagger daisy desert dolphin donkey dragon eagle
+    falcon feather fiddle forest fossil fountain garden garlic ginger glacier goblin granite
+    guitar hammer harbor harvest hazel helmet hermit honey hornet island ivory jacket jaguar
+    jungle kettle kitten ladder lagoon lantern lemon leopard lizard lobster magnet mango
+    maple marble meadow mirror monkey mountain mustard needle nickel oak ocean olive onion
+    orange orchard orchid otter oyster paddle palace panther parrot peach pepper pigeon
+    pillow pirate planet plum pony potato pumpkin puppet rabbit raven ribbon river robin
+    rocket saddle salmon scarf shadow sheep shovel silver sketch sparrow spider sponge
+    squirrel statue stone summer sunset swan tablet temple thistle thunder tiger timber
+    tomato tower trumpet turkey turtle valley velvet violin walnut wagon whale whistle
+    willow window winter wizard wolf yellow zebra anchor arrow bakery barrel beetle blossom
+    bonnet boulder buffalo cabbage canoe cedar chapel cheese chestnut cinnamon cloak coral
+    cradle crane crown cushion dune fern ferry flute fox frost gravel hedge heron hill iris
+    jelly lake lotus lynx marsh meteor mint moose moss moth mule orbit owl panda peanut pear
+    penguin pine poppy quartz quilt reef rhino sage seal shell slate snail spruce straw
+    sugar toad trout vine violet wheat wren
+"""
+_OWN_WORDS = tuple(_OWN_WORDS_TEXT.split())
+
+
 def unlike_the_others(n: int) -> str:
-    """Thirty made-up words of its own for the n-th planted memory. Once redacted, memories that
-    differ only by their secret read as one fact, and the write path keeps one of them
-    (memory/likeness.py, issue 24); these words keep every secret's memory its own, so each
-    one's redaction is exercised on the way to disk."""
+    """Thirty words of its own for the n-th planted memory (picked from 237: two memories share
+    about four). Once redacted, memories that differ only by their secret read as one fact, and
+    the write path keeps one of them (memory/likeness.py, issue 24); these words keep every
+    secret's memory its own, so each one's redaction is exercised on the way to disk."""
     pick = random.Random(f"unlike-{n}")
-    syllables = ("ka", "lo", "mir", "ten", "vu", "sa", "rol", "ni", "pek", "dar", "fi", "gost")
     # enough to outweigh a shared template ("$ cat .env ... API_KEY=[REDACTED:…] DEBUG=1")
-    words = ("".join(pick.choice(syllables) for _ in range(3)) for _ in range(30))
-    return " ".join(words)
+    return " ".join(pick.choice(_OWN_WORDS) for _ in range(30))
