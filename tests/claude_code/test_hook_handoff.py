@@ -14,7 +14,13 @@ from pathlib import Path
 import pytest
 
 from local_recall.claude_code.hooks.guard import GUARD, guarded, marker_dir, unguarded
-from local_recall.claude_code.hooks.handoff import ServedMarker, claim, guard_missed, prune_stale
+from local_recall.claude_code.hooks.handoff import (
+    ServedMarker,
+    claim,
+    claim_as_command,
+    guard_missed,
+    prune_stale,
+)
 
 PROMPT_ID = "8f0e4c52-6b1d-4d7a-9a53-2f7c1e0b9d41"
 
@@ -186,6 +192,26 @@ def test_only_the_first_claim_of_a_prompt_wins(runtime: Path) -> None:
     assert claim(directory, PROMPT_ID) is True
     assert claim(directory, PROMPT_ID) is False
     assert claim(directory, "another-prompt") is True
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="the marker needs /proc")
+def test_a_command_that_answered_keeps_a_server_connecting_meanwhile_silent(
+    runtime: Path,
+) -> None:
+    """`claude -p`: the command runs (no server yet) and, while it searches, the server connects
+    and is asked the same prompt. Whichever claims first answers; the other stays silent."""
+    directory = marker_dir(env_for(runtime), os.getpid())
+    assert directory is not None and not directory.exists()
+    assert claim_as_command(directory, PROMPT_ID) is True  # no server yet: the command answers
+    assert directory.stat().st_mode & 0o777 == 0o700 and not (directory / "live").exists()
+    assert run_guarded(runtime) == "RAN"  # no `live`: the guard still lets the command run
+    marker = ServedMarker(env_for(runtime), claude_pid=os.getpid())
+    marker.ensure()  # the server adopts the directory
+    assert os.readlink(directory / "live") == f"/proc/{os.getpid()}"
+    assert marker.claim(PROMPT_ID) is False  # the command answered this prompt
+    assert marker.claim("the-next-prompt") is True
+    assert claim_as_command(directory, "the-next-prompt") is False  # and the other way round
+    assert claim_as_command(None, PROMPT_ID) is True
 
 
 def test_without_a_marker_directory_or_an_id_every_handler_answers(runtime: Path) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from local_recall.claude_code.hooks.guard import marker_dir
-from local_recall.claude_code.hooks.handoff import claim, guard_missed
+from local_recall.claude_code.hooks.handoff import claim_as_command, guard_missed
 from local_recall.claude_code.hooks.payload import (
     MAX_INPUT_BYTES,
     HookInput,
@@ -73,7 +73,7 @@ def user_prompt_submit(run: HookRun, payload: HookInput) -> str:
     if guard_missed(directory, STARTED):
         log(run.layout, AGENT, "WARNING", GUARD_MISSED)
     context = answer_prompt(run, payload.prompt or "")
-    if context and not claim(directory, payload.prompt_id or ""):
+    if context and not claim_as_command(directory, payload.prompt_id or ""):
         return ""
     return context
 

@@ -53,6 +53,17 @@ def claim(directory: Path | None, prompt_id: str) -> bool:
     return True
 
 
+def claim_as_command(directory: Path | None, prompt_id: str) -> bool:
+    """The command's `claim`. With no marker directory yet it makes one (0700, no `live` in
+    it, so the guard still lets every command through; a server that connects adopts it):
+    a server that connected while this command searched — a `claude -p` whose server came up
+    in time — then finds this claim and stays silent, instead of answering the prompt twice."""
+    if directory is not None and _PROMPT_ID.fullmatch(prompt_id):
+        with contextlib.suppress(OSError):
+            directory.mkdir(mode=0o700)
+    return claim(directory, prompt_id)
+
+
 def guard_missed(directory: Path | None, started: float) -> bool:
     """Whether a command started at `started` (epoch seconds) should have been stopped by the
     guard: the marker was live a second before that (not made during this very prompt)."""
