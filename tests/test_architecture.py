@@ -85,7 +85,14 @@ ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
 
 # Frameworks are imported in one place each.
 FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
-    "lancedb": frozenset({"search.index.tables", "search.index.queries", "search.index.shared"}),
+    "lancedb": frozenset(
+        {
+            "search.index.lance_import",
+            "search.index.tables",
+            "search.index.queries",
+            "search.index.shared",
+        }
+    ),
     "click": frozenset(
         {
             "cli.main",

@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from local_recall.errors import IndexUnavailable
+from local_recall.search.index.lance_import import import_lancedb
 from local_recall.search.index.schema import FTS_OPTIONS
 from local_recall.search.index.tables import (
     KEEP_OLD_VERSIONS,
@@ -50,14 +51,14 @@ class SharedStore:
     @staticmethod
     def load() -> None:
         """Import lancedb (seconds on a busy machine): before any deadline on the store."""
-        import lancedb  # noqa: F401
+        import_lancedb()
 
     def connect(self) -> Any:
         """The database handle (connecting asks the store for its namespace manifest)."""
         if self._db is None:
             os.environ.setdefault("LANCEDB_LOG", "error")  # as tables.py connects
             try:
-                import lancedb
+                lancedb = import_lancedb()
 
                 self._db = lancedb.connect(
                     self.uri,

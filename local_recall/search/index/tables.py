@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from local_recall.errors import IndexUnavailable
 from local_recall.repo.files import read_bytes_nofollow, through_symlink, write_text_atomic
+from local_recall.search.index.lance_import import import_lancedb
 from local_recall.search.index.plan import IndexMeta
 from local_recall.search.index.schema import FTS_OPTIONS, passage_schema, table_schema
 
@@ -86,7 +87,7 @@ class IndexTables:
                 # lance logs warnings (e.g. deprecations) straight to stderr, which is a
                 # protocol channel for hooks; keep only errors unless the user asks for more.
                 os.environ.setdefault("LANCEDB_LOG", "error")
-                import lancedb
+                lancedb = import_lancedb()
 
                 if through_symlink(self.directory) or _holds_symlink(self.directory):
                     # committed by someone who can push: lance would write through it
