@@ -86,6 +86,7 @@ SESSION_PROMPTS = (
     "write the changelog entry for the release",
 )
 MARKER_TURNS = (1, 7)
+DEFAULT_CONFIGS = "none,true,local-recall"
 FIRST_PROMPT_DELAY = 8.0
 NEXT_PROMPT_DELAY = 1.5
 DEFAULT_CLAUDE = Path.home() / ".cache" / "local-recall-e2e" / "node_modules" / ".bin" / "claude"
@@ -547,7 +548,11 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=2, help="paced sessions per config")
     parser.add_argument("--turns", type=int, default=len(SESSION_PROMPTS))
     parser.add_argument("--single", type=int, default=6, help="single `claude -p` per config")
-    parser.add_argument("--configs", default="none,true,local-recall")
+    parser.add_argument(
+        "--configs",
+        default=DEFAULT_CONFIGS,
+        help="which to run; with --candidates, candidates named here (default: all of them)",
+    )
     parser.add_argument("--candidates", action="store_true", help="add issue 21's candidates")
     parser.add_argument("--search-runs", type=int, default=5, help="rounds of the search timing")
     parser.add_argument("--repo", type=Path, default=None)
@@ -593,7 +598,12 @@ def main() -> int:
         if args.candidates:
             from prompt_latency_candidates import candidate_configs
 
-            configs.update(candidate_configs(setups[0]))
+            named = set(args.configs.split(","))  # named in --configs: only those; else all
+            configs.update(
+                (name, config)
+                for name, config in candidate_configs(setups[0]).items()
+                if name in named or args.configs == DEFAULT_CONFIGS
+            )
         search = search_times(repo, env0, args.search_runs)
         figures = {name: Figures() for name in configs}
         api = Api()

@@ -5,12 +5,14 @@ Results and why one was chosen: docs/hooks.md#what-a-prompt-costs-inside-claude-
 
 from __future__ import annotations
 
+import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from prompt_latency import Config, Setup
+from prompt_latency import MARKER_PROMPT, Config, Setup
 
 HERE = Path(__file__).resolve().parent
 
@@ -50,5 +52,35 @@ def candidate_configs(setup: Setup) -> dict[str, Config]:
         ),
         # (a) without the command: nothing before the server connects
         "mcp-only": with_prompt_hook(mcp_tool),
+        # Claude Code's own cost of what is injected: `true`'s shell, printing what our hook
+        # answers the marker prompt (~1,000 tokens of memories), with no search behind it
+        "cat-injection": with_prompt_hook(
+            {"type": "command", "command": f"cat {shlex.quote(str(injection_file(setup)))}"}
+        ),
     }
     return {name: Config(name, setup, settings) for name, settings in designs.items()}
+
+
+def injection_file(setup: Setup) -> Path:
+    """What the prompt hook prints for the marker prompt (the daemon warm), saved beside the
+    repository for `cat-injection`."""
+    payload = {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": MARKER_PROMPT,
+        "session_id": "prompt-latency-injection",
+        "cwd": str(setup.repo),
+        "transcript_path": "",
+    }
+    done = subprocess.run(
+        [*setup.launcher, "hook", "user-prompt-submit"],
+        input=json.dumps(payload),
+        cwd=setup.repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    if "additionalContext" not in done.stdout:
+        raise SystemExit(f"the prompt hook injected nothing for the marker prompt: {done.stderr}")
+    path = setup.repo.parent / f"{setup.repo.name}-injection.json"
+    path.write_text(done.stdout)
+    return path
