@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
+from local_recall.memory.catalog_json import CatalogEncoder
 from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.model import (
     Draft,
@@ -91,6 +92,7 @@ class MemoryStore:
         self._new_id = new_id
         self._catalog_cache: dict[str, dict[str, Any]] = {}
         self._catalog_stamp: StatKey | None = None
+        self._encoder = CatalogEncoder()  # a save encodes only the entries new since the last
         # name -> (stat key, Memory): a long-lived process re-scanning an unchanged folder builds
         # no objects at all (at 100k files, a Path + Memory per file cost ~2 s per scan).
         self._memo: dict[str, tuple[StatKey, Memory]] = {}
@@ -313,7 +315,7 @@ class MemoryStore:
         return entries
 
     def _save_catalog(self, entries: dict[str, dict[str, Any]]) -> None:
-        payload = json.dumps({"version": _CATALOG_VERSION, "entries": entries}).encode()
+        payload = self._encoder.encode(_CATALOG_VERSION, entries)
         try:
             write_bytes_atomic(self._catalog_path, payload)
             st = self._catalog_path.stat()

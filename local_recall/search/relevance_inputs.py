@@ -14,6 +14,7 @@ files when missing). See vector_cache.py for the files and how hostile ones are 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,7 +31,6 @@ from local_recall.search.relevance import (
     extract_features,
     memory_terms,
     query_weights,
-    term_stats,
 )
 from local_recall.search.scoring import (
     VECTOR,
@@ -70,6 +70,15 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return info.st_ino, info.st_size, info.st_mtime_ns
 
 
+def _uncount(df: Counter[str], terms: MemoryTerms) -> None:
+    for term in terms.all:
+        left = df[term] - 1
+        if left > 0:
+            df[term] = left
+        else:
+            del df[term]  # as if never counted: the statistics equal a count from scratch
+
+
 class RelevanceInputs:
     """Caches of one process: memory terms by key, the term statistics, the vector cache
     (re-read when its files change). Not for concurrent use (searches are serialised)."""
@@ -77,6 +86,8 @@ class RelevanceInputs:
     def __init__(self, state_dir: Path) -> None:
         self.state_dir = state_dir
         self._terms: dict[str, tuple[Memory, MemoryTerms]] = {}
+        self._counted: dict[str, MemoryTerms] = {}  # what `_df` counts, by key
+        self._df: Counter[str] = Counter()
         self._stats: TermStats | None = None
         self._stats_stamp: object = None
         self._vectors: VectorCache | None = None
@@ -102,10 +113,22 @@ class RelevanceInputs:
         return terms
 
     def compute_stats(self, memories: Mapping[str, Memory]) -> TermStats:
-        """The store's statistics from the memories themselves (what the indexer persists)."""
+        """The store's statistics from the memories themselves (what the indexer persists):
+        kept up to date by difference, so a save in a store of 5,000 counts one memory's terms
+        again, not every memory's (`term_stats` of them all gives the same)."""
         for gone in self._terms.keys() - memories.keys():
             del self._terms[gone]
-        stats = term_stats(self.terms(key, memory) for key, memory in memories.items())
+        for gone in self._counted.keys() - memories.keys():
+            _uncount(self._df, self._counted.pop(gone))
+        for key, memory in memories.items():
+            terms = self.terms(key, memory)
+            counted = self._counted.get(key)
+            if counted is not terms:
+                if counted is not None:
+                    _uncount(self._df, counted)
+                self._df.update(terms.all)
+                self._counted[key] = terms
+        stats = TermStats(len(memories), Counter(self._df))  # a copy: later syncs change ours
         self._stats, self._stats_stamp = stats, ("computed", len(memories))
         return stats
 

@@ -347,3 +347,65 @@ def test_the_same_prompts_get_the_same_decision_with_and_without_a_daemon(repo: 
     finally:
         stop_and_reap(repo)
     assert warm == cold
+
+
+def test_term_statistics_kept_by_difference_equal_a_count_from_scratch(tmp_path: Path) -> None:
+    """RelevanceInputs.compute_stats updates its counts by what changed between syncs; after
+    any sequence of new, edited, re-read and deleted memories they equal `term_stats` of all."""
+    import random
+    from datetime import UTC, datetime
+
+    from local_recall.memory.model import Memory
+    from local_recall.search.relevance_inputs import RelevanceInputs
+
+    rng = random.Random(3)
+    vocabulary = [
+        "cache",
+        "lock",
+        "index",
+        "resolver",
+        "wheel",
+        "proxy",
+        "retry",
+        "token",
+        "hook",
+        "daemon",
+        "socket",
+    ]
+
+    def memory(key: str) -> Memory:
+        def text(n: int) -> str:
+            return " ".join(rng.sample(vocabulary, n))
+
+        return Memory(
+            id=key,
+            subject=text(3),
+            body=text(rng.randrange(1, 8)),
+            keywords=tuple(rng.sample(vocabulary, rng.randrange(3))),
+            applies_to="global",
+            occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
+            content_hash="x",
+        )
+
+    inputs = RelevanceInputs(tmp_path)
+    memories = {f"episodic/{i}": memory(str(i)) for i in range(30)}
+    for _ in range(40):
+        for key in rng.sample(sorted(memories), rng.randrange(3)):
+            del memories[key]
+        for _ in range(rng.randrange(4)):
+            key = f"episodic/{rng.randrange(45)}"
+            memories[key] = memory(key)  # new, or an edit of one already counted
+        if rng.random() < 0.3:  # the same memories read again: equal, not the same objects
+            memories = {k: replace_memory(m) for k, m in memories.items()}
+        got = inputs.compute_stats(memories)
+        expected = rel.term_stats(
+            rel.memory_terms(m.subject, m.keywords, m.body) for m in memories.values()
+        )
+        assert (got.documents, got.df) == (expected.documents, expected.df)
+        assert all(count > 0 for count in got.df.values())
+
+
+def replace_memory(memory: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(memory)
