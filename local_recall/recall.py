@@ -144,11 +144,16 @@ class Recall:
             source=source,
             provenance=replace(head, unreviewed=not reviewed),
         )
-        if unless_paraphrase and (
-            twin := paraphrases.paraphrase_in(self.searcher, self.memories, draft)
-        ):
-            return Created(twin, created=False, paraphrase=True)  # judged on the redacted text
-        return self.memories.create(draft)
+        if not unless_paraphrase:
+            return self.memories.create(draft)
+        # judged on the redacted text, under the store's lock with the memories it scanned: one
+        # scan fewer per save, and two saves of one fact at once leave one memory
+        return self.memories.create(
+            draft,
+            unless=lambda scanned: paraphrases.paraphrase_in(
+                self.searcher, self.memories, draft, scanned
+            ),
+        )
 
     def add(self, subject: str, body: str, **options: Unpack[SaveOptions]) -> Memory:
         """`save`, returning only the memory (new or the existing one)."""

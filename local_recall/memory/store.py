@@ -167,16 +167,22 @@ class MemoryStore:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def create(self, draft: Draft) -> Created:
-        """Write a new memory unless one with the same normalised body exists (then return it).
+    def create(
+        self, draft: Draft, unless: Callable[[Sequence[Memory]], Memory | None] | None = None
+    ) -> Created:
+        """Write a new memory unless one with the same normalised body exists (then return it),
+        or `unless` names one in the memories just scanned (then it is returned as a paraphrase).
 
-        The check and the write happen under one cross-process lock, so 20 processes adding the
-        same memory at once leave exactly one file."""
+        The checks and the write happen under one cross-process lock, so 20 processes adding the
+        same memory at once leave exactly one file, and two saying one fact in other words one."""
         digest = content_hash(draft.body)
         with self._lock():
-            for memory in self.scan().memories:
+            scanned = self.scan().memories
+            for memory in scanned:
                 if memory.content_hash == digest:
                     return Created(memory, created=False)
+            if unless is not None and (twin := unless(scanned)) is not None:
+                return Created(twin, created=False, paraphrase=True)
             memory = self._memory_from_draft(self._new_id(), draft, digest, draft.extra)
             self._write(memory)
             remove_stale_temp_files(self.directory)

@@ -85,13 +85,20 @@ def look_alikes(
     return found
 
 
-def paraphrase_in(searcher: Searcher, store: MemoryStore, draft: Draft) -> Memory | None:
+def paraphrase_in(
+    searcher: Searcher, store: MemoryStore, draft: Draft, scanned: Sequence[Memory] | None = None
+) -> Memory | None:
     """The memory of `store` that `draft` (validated, redacted) says in other words, if any;
     None also when the embedder or index fails (the content hash still catches copies). The
     sync it makes first embeds what was saved a moment ago; the background is left to the
-    syncs after it (a save never pays ~100 probe searches)."""
+    syncs after it (a save never pays ~100 probe searches). `scanned`: the store's memories as
+    the caller just scanned them (`MemoryStore.create` under its lock): not scanned again."""
     try:
-        searcher.sync(waiting=True, background=False)
+        searcher.sync(
+            waiting=True,
+            background=False,
+            scanned=None if scanned is None else {store.kind: scanned},
+        )
         found = searcher.loaded(store.kind)  # what that sync scanned: no second scan of the files
         return paraphrased_memory(
             searcher.index, searcher.embedder, found, draft.subject, draft.body

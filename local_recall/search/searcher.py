@@ -123,11 +123,15 @@ class Searcher:
 
     # --- sync -----------------------------------------------------------------------------------
 
-    def load_memories(self) -> dict[str, Memory]:
-        """Every readable memory of both kinds, from the stores' stat-keyed catalogs."""
+    def load_memories(
+        self, scanned: Mapping[str, Sequence[Memory]] | None = None
+    ) -> dict[str, Memory]:
+        """Every readable memory of both kinds, from the stores' stat-keyed catalogs; `scanned`:
+        a store's memories its caller scanned a moment ago (by kind), not scanned again."""
         found: dict[str, Memory] = {}
         for store in self._stores:
-            for memory in store.scan().memories:
+            given = scanned.get(store.kind) if scanned is not None else None
+            for memory in store.scan().memories if given is None else given:
                 found[row_key(memory.kind, memory.id)] = memory
         self.gather.use(found)
         self._memories = found
@@ -145,12 +149,14 @@ class Searcher:
         progress: ProgressCallback | None = None,
         waiting: bool = False,
         background: bool = True,
+        scanned: Mapping[str, Sequence[Memory]] | None = None,
     ) -> IndexReport:
         """Embed new or changed memories, drop deleted ones, then refresh the relevance cache
         and the background; `waiting`: someone waits on it (background.py: only a far-off
         background is recomputed then); `background=False`: it is left to a later sync (a
-        save's paraphrase check uses none: the next sync sees the count has moved)."""
-        memories = self.load_memories()
+        save's paraphrase check uses none: the next sync sees the count has moved); `scanned`:
+        as `load_memories`."""
+        memories = self.load_memories(scanned)
         try:
             report = sync_memories(
                 self.index,

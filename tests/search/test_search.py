@@ -555,3 +555,39 @@ def test_cli_index_search_json_and_doctor(cli: CliRunner, repo: Path) -> None:
     doctor = cli("doctor", "--json")
     checks = {c["name"]: c for c in json.loads(doctor.stdout)}
     assert checks["embedder"]["status"] == "ok" and checks["index"]["status"] == "ok"
+
+
+def test_a_save_scans_the_store_once_and_judges_paraphrases_under_its_lock(
+    indexed: tuple[Recall, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`save(unless_paraphrase=True)` checks the content hash and the paraphrase on the one
+    scan it makes under the store's lock (each scan stats every file: ~50 ms at 5,000), and the
+    index sync behind the paraphrase check takes that scan instead of making its own."""
+    from local_recall.memory.store import MemoryStore
+
+    recall, _ = indexed
+    scans: list[str] = []
+    real_scan = MemoryStore.scan
+
+    def counted(store: MemoryStore) -> Any:
+        scans.append(store.kind)
+        return real_scan(store)
+
+    monkeypatch.setattr(MemoryStore, "scan", counted)
+    created = recall.save(
+        "Dedup memories by their content hash",
+        "Memory files are deduplicated by the sha256 of the normalised body, so two writers "
+        "leave one file.",
+        unless_paraphrase=True,
+    )
+    assert created.paraphrase and not created.created  # the dedup memory, in other words
+    assert scans.count("episodic") == 1, scans
+    scans.clear()
+    fresh = recall.save("Tokens are counted with tiktoken", "cl100k_base, cached per process.")
+    assert fresh.created and scans.count("episodic") == 1, scans
+    scans.clear()
+    new = recall.save(
+        "Hooks exit 0 on any error", "A hook never breaks a session.", unless_paraphrase=True
+    )
+    assert new.created and not new.paraphrase
+    assert scans.count("episodic") == 1, scans
