@@ -407,7 +407,7 @@ def _cli(repo: Path, env: Mapping[str, str], *args: str) -> subprocess.Completed
 @pytest.mark.slow
 @requires_claude
 def test_sync_with_real_claude_marks_the_superseded_memory(
-    tmp_path: Path, repo: Path, api: FakeAnthropic
+    tmp_path: Path, repo: Path, api: FakeAnthropic, minilm: MiniLMEmbedder
 ) -> None:
     claude = claude_or_fail()
     home = tmp_path / "home"
@@ -422,9 +422,18 @@ def test_sync_with_real_claude_marks_the_superseded_memory(
         },
     )
     env = {k: v for k, v in env.items() if k != "CLAUDE_PROJECT_DIR"}
-    added = _cli(repo, env, "add", "-s", OLD_SUBJECT, "--body", OLD_BODY, "--json").stdout
-    old_id = json.loads(added)["id"]
-    _cli(repo, env, "add", "-s", "Releases are tagged vMAJOR.MINOR", "--body", "git tag v1.2.")
+    # The existing memories are set up in process (as `local-recall add` does: source "cli"),
+    # with the module's loaded MiniLM: `add` is not what this test checks, and each CLI call
+    # cost a Python start and a model load (~1.5 s). `sync`, `search` and `review` below,
+    # what it does check, stay real subprocesses.
+    settings = Settings(
+        root=repo,
+        environ=clean_env({"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}),
+        embedder_factory=lambda _config: minilm,
+    )
+    setup = Recall.open(settings=settings)
+    old_id = setup.add(OLD_SUBJECT, OLD_BODY, source="cli").id
+    setup.add("Releases are tagged vMAJOR.MINOR", "git tag v1.2.", source="cli")
     write_transcript(home / ".claude" / "projects", repo)
 
     report = json.loads(_cli(repo, env, "sync", "--json").stdout)
@@ -457,7 +466,6 @@ def test_sync_with_real_claude_marks_the_superseded_memory(
     assert next(m for m in listed if m["id"] == old_id)["superseded_by"] == new
     assert f"[superseded by {new}]" in _cli(repo, env, "review", "--list").stdout
 
-    settings = Settings(root=repo, environ=clean_env({"HOME": str(home)}))
     rows = [hit_row(h) for h in Recall.open(settings=settings).search("database connection pool")]
     assert next(r for r in rows if r["id"] == old_id)["superseded_by"] == new
 

@@ -42,6 +42,7 @@ from local_recall.search.query import SearchQuery
 from local_recall.settings import Settings
 from tests.capture.test_pipeline import exchange_entries
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
+from tests.cli_forks import CliForks
 from tests.conftest import clean_env
 from tests.fake_anthropic import (
     STRUCTURED_OUTPUT_TOOL,
@@ -163,35 +164,34 @@ def test_sigkill_loop_during_indexing_recovers_to_a_fresh_rebuild(repo: Path) ->
     rng = random.Random(20260301)
     killed, finished = 0, 0
     rows_after: list[int | str] = []  # what each killed run left: where the kills landed
-    for step in range(KILL_ITERATIONS):
-        mutate(recall, rng, step)
-        args = ["index", "--json"] + (["--rebuild"] if step % 3 == 2 else [])
-        before = data_files(recall.layout.index_dir)
-        proc = subprocess.Popen(
-            lr(repo, *args), env=clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        if step % 2:  # at a random moment: start-up, loading the model, embedding, writing
-            time.sleep(rng.uniform(0.3, 3.0))
-        else:  # once it writes rows: inside a batch's commit, or between two batches
-            while proc.poll() is None and data_files(recall.layout.index_dir) <= before:
-                time.sleep(0.005)
-            time.sleep(rng.uniform(0.0, 0.25))
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            killed += 1
-        else:
-            finished += 1
-        _, err = proc.communicate(timeout=30)
-        assert proc.returncode in (0, -signal.SIGKILL), err
-        index = open_recall(repo).searcher.index
-        rows_after.append(index.count() if index.exists() else "none")
-    assert killed >= KILL_ITERATIONS // 2
+    forks = CliForks(repo.parent / "runs", clean_env())
+    try:
+        for step in range(KILL_ITERATIONS):
+            mutate(recall, rng, step)
+            args = ["index", "--json"] + (["--rebuild"] if step % 3 == 2 else [])
+            before = data_files(recall.layout.index_dir)
+            proc = forks.start("--root", str(repo), *args)
+            if step % 2:  # at a random moment: start-up, loading the model, embedding, writing
+                time.sleep(rng.uniform(0.1, 2.0))
+            else:  # once it writes rows: inside a batch's commit, or between two batches
+                while forks.poll(proc) is None and data_files(recall.layout.index_dir) <= before:
+                    time.sleep(0.005)
+                time.sleep(rng.uniform(0.0, 0.25))
+            if forks.poll(proc) is None:
+                os.kill(proc.pid, signal.SIGKILL)
+                killed += 1
+            else:
+                finished += 1
+            assert forks.wait(proc, 30) in (0, -signal.SIGKILL), proc.stderr
+            index = open_recall(repo).searcher.index
+            rows_after.append(index.count() if index.exists() else "none")
+        assert killed >= KILL_ITERATIONS // 2
 
-    started = time.monotonic()
-    done = subprocess.run(
-        lr(repo, "index", "--json"), env=clean_env(), capture_output=True, text=True, timeout=120
-    )
-    recovery = time.monotonic() - started
+        started = time.monotonic()
+        done = forks.run("--root", str(repo), "index", "--json")
+        recovery = time.monotonic() - started
+    finally:
+        forks.close()
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     files = list(recall.layout.episodic_dir.glob("*.md"))
@@ -254,19 +254,31 @@ class Submitted:
     memory_id: str
 
 
-def cli_writer(repo: Path, picks: list[int], out: list[Submitted], errors: list[str]) -> None:
-    for n in picks:
-        subject, body = POOL[n]
-        done = subprocess.run(
-            lr(repo, "add", "--subject", subject, "--body", body),
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if done.returncode != 0:
-            errors.append(done.stderr)
-        out.append(Submitted("cli", n, done.stdout.strip()))
+def cli_writer(
+    repo: Path,
+    picks: list[int],
+    out: list[Submitted],
+    errors: list[str],
+    extracting: threading.Event,
+) -> None:
+    """`local-recall add` runs, forked from a warmed process (`CliForks`): the first at once,
+    with the MCP server's start and warm-up index and the runner's start; the others once the
+    extraction's model request is in, so they race its dedup and writes."""
+    try:
+        forks = CliForks(repo.parent / f"cli-{uuid.uuid4().hex[:8]}", clean_env())
+        try:
+            for i, n in enumerate(picks):
+                if i == 1:
+                    extracting.wait(timeout=180)
+                subject, body = POOL[n]
+                done = forks.run("--root", str(repo), "add", "--subject", subject, "--body", body)
+                if done.returncode != 0:
+                    errors.append(done.stderr)
+                out.append(Submitted("cli", n, done.stdout.strip()))
+        finally:
+            forks.close()
+    except Exception as exc:  # reported by the test, not lost in the thread
+        errors.append(repr(exc))
 
 
 def mcp_writer(repo: Path, picks: list[int], out: list[Submitted], errors: list[str]) -> None:
@@ -325,7 +337,6 @@ def write_session(projects: Path, repo: Path, picks: list[int]) -> None:
     os.utime(path, ns=(old, old))
 
 
-@pytest.mark.slow
 def daemon_pass_report(repo: Path) -> dict[str, Any] | None:
     """The report of the daemon's last transcript pass, from its status file, once there is one."""
     try:
@@ -338,6 +349,7 @@ def daemon_pass_report(repo: Path) -> dict[str, Any] | None:
     return pipeline if isinstance(pipeline, dict) else None
 
 
+@pytest.mark.slow
 @requires_claude
 @pytest.mark.parametrize("extraction", ["sync", "daemon"])
 def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
@@ -357,7 +369,14 @@ def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
     )
     submitted: list[Submitted] = []
     errors: list[str] = []
-    with FakeAnthropic(pool_memories) as api:
+    extracting = threading.Event()  # the runner's first memory request reached the API
+
+    def answer(body: Mapping[str, Any]) -> Reply:
+        if STRUCTURED_OUTPUT_TOOL in tool_names(body):
+            extracting.set()
+        return pool_memories(body)
+
+    with FakeAnthropic(answer) as api:
         home = tmp_path / "home"
         env = offline_env(
             home,
@@ -374,7 +393,7 @@ def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
         for picks in extraction_picks:
             write_session(home / ".claude" / "projects", repo, picks)
         threads = [
-            threading.Thread(target=cli_writer, args=(repo, picks, submitted, errors))
+            threading.Thread(target=cli_writer, args=(repo, picks, submitted, errors, extracting))
             for picks in cli_picks
         ]
         threads.append(
@@ -430,13 +449,9 @@ def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
         assert pool_of.get(item.memory_id) == item.index, item
     assert len(list(recall.layout.episodic_dir.glob("*.md"))) == len(expected)
 
-    done = subprocess.run(
-        lr(repo, "index", "--json"), env=clean_env(), capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    final = json.loads(done.stdout)
-    assert not final["rebuilt"], final  # the concurrent index writers left it sound
-    assert final["total"] == len(expected)
+    final = open_recall(repo).sync_index()  # what `local-recall index` runs
+    assert not final.rebuilt, final  # the concurrent index writers left it sound
+    assert final.total == len(expected)
     assert index_plan(open_recall(repo)) == IndexPlan((), (), ())
     print(
         f"\nconcurrent writers ({extraction}): 3 CLI x 4 adds, 8 MCP saves, "

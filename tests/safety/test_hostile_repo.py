@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from local_recall.repo.config import load_config, load_config_or_defaults
 from local_recall.repo.config_trust import is_loopback_url
 from local_recall.repo.files import read_bytes_nofollow, write_text_atomic
 from local_recall.settings import Settings
+from tests.cli_forks import CliForks
 from tests.conftest import clean_env, git_init
 
 CANARY_WORD = "zebracanary"  # only in the files outside the repository
@@ -67,6 +68,7 @@ class Hostile:
     env: dict[str, str]
     good: dict[str, str]  # id -> subject
     bad: tuple[Path, ...]  # every file or folder that must be reported by path
+    forks: CliForks | None = None  # CLI commands forked from a warmed process (not hooks)
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
@@ -167,20 +169,25 @@ class Ran:
 def run(
     h: Hostile, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None
 ) -> Ran:
-    proc = subprocess.run(
-        [sys.executable, "-m", "local_recall", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=h.root,
-        env=dict(env or h.env),
-        timeout=120,
-    )
-    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
-    assert "Traceback" not in proc.stdout, proc.stdout
-    if proc.returncode != 0:  # a failure is one line
-        assert len(proc.stderr.strip().splitlines()) <= 1, (args, proc.stderr)
-    return Ran(proc.returncode, proc.stdout, proc.stderr)
+    if h.forks is not None and stdin is None and env is None:
+        forked = h.forks.run(*args)
+        ran = Ran(h.forks.wait(forked), forked.stdout, forked.stderr)
+    else:
+        proc = subprocess.run(
+            [sys.executable, "-m", "local_recall", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=h.root,
+            env=dict(env or h.env),
+            timeout=120,
+        )
+        ran = Ran(proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in ran.err and "internal error" not in ran.err, ran.err
+    assert "Traceback" not in ran.out, ran.out
+    if ran.code != 0:  # a failure is one line
+        assert len(ran.err.strip().splitlines()) <= 1, (args, ran.err)
+    return ran
 
 
 def hook(
@@ -198,9 +205,24 @@ def hook(
 
 @pytest.mark.slow
 def test_a_hostile_repository_harms_nothing(hostile: Hostile) -> None:
-    h = hostile
-    before = snapshot(h.canary)
+    before = snapshot(hostile.canary)
     started = time.monotonic()
+    # Every CLI command below is its own process, in the repository with its environment, but
+    # forked from one that imported the CLI (tests/cli_forks.py); the hooks,
+    # the MCP server and the daemon start as they do in use.
+    forks = CliForks(hostile.root.parent / "runs", hostile.env, cwd=hostile.root)
+    h = replace(hostile, forks=forks)
+    try:
+        harms_nothing(h)
+    finally:
+        forks.close()
+    assert snapshot(h.canary) == before  # nothing outside was written (content and mtime)
+    assert not list(h.root.rglob("PWNED")) and not (h.root.parent / "PWNED").exists()
+    assert os.readlink(h.root / "local-recall" / "recall.log") == str(h.canary / "target.sh")
+    assert time.monotonic() - started < 120
+
+
+def harms_nothing(h: Hostile) -> None:
 
     listed = json.loads(run(h, "list", "--json").out)
     assert sorted(m["id"] for m in listed) == sorted(h.good)  # each once, nothing else
@@ -244,11 +266,6 @@ def test_a_hostile_repository_harms_nothing(hostile: Hostile) -> None:
 
     check_mcp(h)
     check_daemon(h)
-
-    assert snapshot(h.canary) == before  # nothing outside was written (content and mtime)
-    assert not list(h.root.rglob("PWNED")) and not (h.root.parent / "PWNED").exists()
-    assert os.readlink(h.root / "local-recall" / "recall.log") == str(h.canary / "target.sh")
-    assert time.monotonic() - started < 120
 
 
 def check_mcp(h: Hostile) -> None:
