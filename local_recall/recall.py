@@ -144,16 +144,12 @@ class Recall:
             source=source,
             provenance=replace(head, unreviewed=not reviewed),
         )
-        if not unless_paraphrase:
-            return self.memories.create(draft)
-        # judged on the redacted text, under the store's lock with the memories it scanned: one
-        # scan fewer per save, and two saves of one fact at once leave one memory
-        return self.memories.create(
-            draft,
-            unless=lambda scanned: paraphrases.paraphrase_in(
-                self.searcher, self.memories, draft, scanned
-            ),
-        )
+
+        def twin(scanned: Sequence[Memory]) -> Memory | None:  # judged on the redacted text
+            return paraphrases.paraphrase_in(self.searcher, self.memories, draft, scanned)
+
+        # under the store's lock, on the memories it scanned there: one scan a save, not two
+        return self.memories.create(draft, unless=twin if unless_paraphrase else None)
 
     def add(self, subject: str, body: str, **options: Unpack[SaveOptions]) -> Memory:
         """`save`, returning only the memory (new or the existing one)."""

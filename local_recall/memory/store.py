@@ -47,6 +47,8 @@ from local_recall.repo.locks import held_lock
 
 log = logging.getLogger(__name__)
 
+# the memory a draft says in other words, among the store's memories (`create`'s `unless`)
+Twin = Callable[[Sequence[Memory]], Memory | None]
 _CATALOG_VERSION = 3  # 2: provenance and review fields; 3: superseded_by/_reason
 _LOCK_TIMEOUT_SECONDS = 60.0
 
@@ -167,14 +169,10 @@ class MemoryStore:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def create(
-        self, draft: Draft, unless: Callable[[Sequence[Memory]], Memory | None] | None = None
-    ) -> Created:
-        """Write a new memory unless one with the same normalised body exists (then return it),
-        or `unless` names one in the memories just scanned (then it is returned as a paraphrase).
-
-        The checks and the write happen under one cross-process lock, so 20 processes adding the
-        same memory at once leave exactly one file, and two saying one fact in other words one."""
+    def create(self, draft: Draft, unless: Twin | None = None) -> Created:
+        """Write a new memory unless one with the same normalised body exists, or `unless` names
+        one it paraphrases among the memories just scanned: that one is returned. Checks and
+        write hold one cross-process lock: 20 processes adding one memory leave one file."""
         digest = content_hash(draft.body)
         with self._lock():
             scanned = self.scan().memories
