@@ -59,6 +59,11 @@ CliRunner = Callable[..., Result]
 
 @pytest.fixture
 def cli(repo: Path) -> CliRunner:
+    # Claude Code's config folder is the test's own: the user's real ~/.claude (or their
+    # $CLAUDE_CONFIG_DIR) may run our hooks at user scope, and `uninstall` rightly keeps
+    # .mcp.json for them (issue 38: a test failed on such a machine).
+    isolated = {"CLAUDE_CONFIG_DIR": str(repo.parent / "claude-config")}
+
     def run(
         *args: str,
         input: str | None = None,
@@ -72,7 +77,7 @@ def cli(repo: Path) -> CliRunner:
             capture_output=True,
             text=True,
             cwd=cwd or repo,
-            env=clean_env(env),
+            env=clean_env({**isolated, **(env or {})}),
             timeout=timeout,
         )
         return Result(proc.returncode, proc.stdout, proc.stderr)
