@@ -129,6 +129,7 @@ PURE = frozenset(
         "context.prompt",
         "context.session",
         "context.duplicates",
+        "context.prompt_text",
         "claude_code.hooks.payload",
         "claude_code.install.plan",
         "claude_code.hooks.gate",

@@ -32,8 +32,11 @@ from local_recall.search.limits import MAX_QUERY_CHARS
 
 def prompt_query(prompt: str) -> str | None:
     """The search text for a prompt, or None when searching is pointless: empty prompts, and
-    slash commands (`/clear`, `/compact`), which Claude Code handles itself."""
-    text = prompt.strip()
+    slash commands (`/clear`, `/compact`), which Claude Code handles itself. Context blocks an
+    agent put into the prompt (Gemini: the SessionStart context) are not the user's words."""
+    from local_recall.context.prompt_text import user_words
+
+    text = user_words(prompt)
     if len(text) < 3 or (text.startswith("/") and len(text.split()) == 1):
         return None
     return text[:MAX_QUERY_CHARS]

@@ -171,6 +171,24 @@ def test_gemini_with_what_init_wrote(tmp_path: Path) -> None:
         assert "Hook system message" not in done.stdout + done.stderr
 
 
+def test_gemini_prompt_context_reaches_the_model(tmp_path: Path) -> None:
+    """Gemini 0.61 hands BeforeAgent a `prompt` that starts with the SessionStart context it
+    injected (our block, HTML-escaped, in <hook_context>) and ends with the user's words: the
+    prompt hook must search the words, and its memories follow them in the request."""
+    gemini = agent_cli_or_fail("gemini")
+    repo = _repo(tmp_path)
+    _init(repo, "gemini")
+    with FakeGemini(lambda call: say("ok")) as api:
+        env = gemini_env(tmp_path / "home", api.url)
+        done = run_cli(gemini, ["-m", GEMINI_MODEL, "-p", PROMPT], cwd=repo, env=env)
+        calls = api.chat_calls()
+    assert done.returncode == 0, done.stderr[-2000:]
+    asked = calls[0].last_user_text()
+    before_prompt, after_prompt = asked[: asked.rindex(PROMPT)], asked[asked.rindex(PROMPT) :]
+    assert SUBJECT in _context_of(before_prompt)  # SessionStart's, in what BeforeAgent was given
+    assert SUBJECT in _context_of(after_prompt), asked[-2000:]  # the prompt hook's answer
+
+
 def test_copilot_with_what_init_wrote(tmp_path: Path) -> None:
     copilot = agent_cli_or_fail("copilot")
     repo = _repo(tmp_path)
