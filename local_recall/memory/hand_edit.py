@@ -18,7 +18,8 @@ from local_recall.memory.repair import Unfixable, is_fixable, plan_repair
 # memory gets its id when it is saved.
 _PARSE_AS = Path("00000000-0000-4000-8000-000000000000.md")
 
-PLACEHOLDER_SUBJECT = "One line: what to know"
+# Plain YAML as it stands (no ": "), so a subject left in place is parsed and refused by name.
+PLACEHOLDER_SUBJECT = "One line that says what to know"
 PLACEHOLDER_BODY = (
     "What a teammate (or the agent) should know, and why: the decision and its reason, the root\n"
     "cause, the convention, the gotcha. Markdown. Replace this text, save and quit to add the\n"

@@ -70,6 +70,27 @@ def test_new_keeps_a_draft_that_does_not_parse(cli: CliRunner, repo: Path, tmp_p
     assert again.returncode == 0, again.stderr
 
 
+# An "editor" that writes a body and leaves the template's subject line as it was.
+BODY_ONLY = """
+import sys, pathlib
+path = pathlib.Path(sys.argv[1])
+head, _, _ = path.read_text().rpartition("---\\n")
+path.write_text(head + "---\\n\\nTimestampSigner appends the time.\\n")
+"""
+
+
+def test_new_refuses_the_placeholder_subject_with_its_message(
+    cli: CliRunner, repo: Path, tmp_path: Path
+) -> None:
+    """Issue 34.6: the template is valid YAML, so a subject left as it was gets the documented
+    message (docs/first-week.md), not a YAML error."""
+    made = cli("new", env=editor(tmp_path, BODY_ONLY))
+    assert made.returncode != 0
+    assert "the subject or body is still the placeholder" in made.stderr, made.stderr
+    assert "\n" not in made.stderr.strip() and "--from" in made.stderr
+    assert not list((repo / MEMORIES).glob("*.md"))
+
+
 def test_edit_without_options_opens_the_editor(cli: CliRunner, tmp_path: Path) -> None:
     added = cli("add", "-s", "Old subject", "-b", "Old body.", "--scope", "area:signing")
     memory_id = added.stdout.strip()

@@ -254,3 +254,15 @@ def test_multiline_extra_values_and_unicode_survive() -> None:
         memory.body,
         {"note": "line1\nline2"},
     )
+
+
+def test_the_new_memory_template_is_a_memory_file() -> None:
+    """Issue 34.6: `new`'s template parses, so a placeholder left in is refused by name."""
+    from local_recall.memory.hand_edit import PLACEHOLDER_SUBJECT, new_memory_text, read_edited
+
+    now = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
+    template = new_memory_text(now, "file:src/app.py")
+    memory = parse_memory_text(template, PATH)
+    assert memory.subject == PLACEHOLDER_SUBJECT and memory.applies_to == "file:src/app.py"
+    with pytest.raises(InvalidMemoryFile, match="still the placeholder"):
+        read_edited(template.replace("What a teammate", "Why a teammate"), PATH, now)
