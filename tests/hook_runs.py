@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -127,9 +128,17 @@ class StandIn:
 def served_as_daemon(
     repo: Path, handle: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> Iterator[None]:
-    """`handle` answers where the daemon would serve, announced the way it announces itself."""
+    """`handle` answers where the daemon would serve, announced the way it announces itself;
+    `ping` says which root it serves, as the daemon's does (clients ask that first)."""
     pointer = repo / "local-recall" / "state" / POINTER_NAME
-    server = QueryServer(socket_paths(repo.resolve(), hook_env(repo)), handle, pointer=pointer)
+    root = str(repo.resolve())
+
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("op") == "ping":
+            return {"ok": True, "pid": os.getpid(), "root": root}
+        return handle(request)
+
+    server = QueryServer(socket_paths(repo.resolve(), hook_env(repo)), answer, pointer=pointer)
     server.start()
     try:
         yield

@@ -30,14 +30,14 @@ def ui(app: AppContext, no_browser: bool, wait_seconds: float) -> None:
     """Browse, search, review and edit memories in the browser (served on 127.0.0.1 only,
     behind a random token in the URL)."""
     from local_recall.daemon.control import start_daemon
-    from local_recall.daemon.query_client import ask, daemon_sockets
+    from local_recall.daemon.query_client import ask, daemon_sockets, socket_paths
 
     settings = app.settings
     started = start_daemon(settings, wait_seconds=wait_seconds)
     if not started.ready:
         raise RecallError(f"daemon did not start (pid {started.pid}): {started.detail}")
     sockets = daemon_sockets(settings.root, settings.layout.state_dir, settings.environ)
-    reply = ask(sockets, {"op": "ui"}, ASK_SECONDS)
+    reply = ask(sockets, {"op": "ui"}, ASK_SECONDS, root=settings.root)
     if reply is None:
         raise RecallError("the daemon did not answer; see local-recall/recall.log")
     url = reply.get("url")
@@ -50,7 +50,8 @@ def ui(app: AppContext, no_browser: bool, wait_seconds: float) -> None:
         click.echo(url)
         return
     base, token = str(reply.get("base") or url.partition("?")[0]), str(reply.get("token") or "")
-    page = _launcher(sockets, settings.root, base, token)
+    # The folders named after the root, never the pointer's: a clone may have committed one.
+    page = _launcher(socket_paths(settings.root, settings.environ), settings.root, base, token)
     # The browser's command line (readable by every local user) holds the page's path, never
     # the token: docs/ui.md#security.
     click.echo(f"{base} (opened in your browser through {page}, readable only by you)")

@@ -71,7 +71,7 @@ def run_warm(
     request = _request(command, options)
     if request is None or not layout.recall_dir.is_dir():
         return None
-    reply = ask(daemon_sockets(root, layout.state_dir, environ), request, WARM_TIMEOUT)
+    reply = ask(daemon_sockets(root, layout.state_dir, environ), request, WARM_TIMEOUT, root=root)
     if reply is None or reply.get("ok") is not True:
         return None
     try:

@@ -203,7 +203,8 @@ def start_daemon(host: Host, *, wait_seconds: float = 20.0) -> StartResult:
     pid = spawn_detached(host, ["daemon", "run"])
     deadline = time.monotonic() + wait_seconds
     while time.monotonic() < deadline:
-        reply = ask(daemon_sockets(host.root, layout.state_dir, host.environ), {"op": "ping"}, 0.5)
+        sockets = daemon_sockets(host.root, layout.state_dir, host.environ)
+        reply = ask(sockets, {"op": "ping"}, 0.5, root=host.root)
         if reply is not None and reply.get("ok") is True:
             return StartResult(int(reply.get("pid") or pid), already_running=False, ready=True)
         if not _alive(pid):

@@ -19,7 +19,9 @@ The socket lives outside the repository because sun_path holds 108 bytes: in
 of the resolved repo root; the daemon writes the path it bound into
 `local-recall/state/daemon.socket` so that clients need not compute it. A client only talks to a
 socket in a directory owned by its own user and closed to others: anything else could feed the
-model forged memories.
+model forged memories. And since that pointer is a file in the checkout — a clone may have
+committed one naming another repository's daemon of the same user — a client given the root asks
+`ping` first on the same connection and sends its request only when the daemon serves that root.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -83,16 +85,24 @@ def read_pointer(state_dir: Path) -> Path | None:
     return Path(text)
 
 
-def daemon_sockets(root: Path, state_dir: Path, environ: Mapping[str, str]) -> list[Path]:
-    """Where to ask this repo's daemon: the path it wrote in state/ (one small file read,
-    no hashing), else the candidate paths (a daemon that could not write state/)."""
+def daemon_sockets(root: Path, state_dir: Path, environ: Mapping[str, str]) -> Iterator[Path]:
+    """Where to ask this repo's daemon: the path it wrote in state/ (one small file read, no
+    hashing), then — only if that one does not answer for `root` — the candidate paths (a
+    daemon that could not write state/, a stale or forged pointer). Give `ask` the root."""
     pointed = read_pointer(state_dir)
-    return [pointed] if pointed is not None else socket_paths(root, environ)
+    if pointed is not None:
+        yield pointed
+    yield from (path for path in socket_paths(root, environ) if path != pointed)
 
 
-def ask(paths: list[Path], message: Mapping[str, Any], timeout: float) -> Reply | None:
+def ask(
+    paths: Iterable[Path], message: Mapping[str, Any], timeout: float, *, root: Path | None = None
+) -> Reply | None:
     """Send one request and return the reply, or None when no daemon answered in `timeout`
-    seconds (no socket, nobody listening, unsafe directory, a hang, or a garbled reply)."""
+    seconds (no socket, nobody listening, unsafe directory, a hang, or a garbled reply).
+
+    With `root`, a socket counts only when its daemon's `ping` names that root: the request
+    (a prompt, a transcript path, the session's environment) is never sent to any other."""
     deadline = time.monotonic() + timeout
     payload = json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
     for path in paths:
@@ -108,13 +118,28 @@ def ask(paths: list[Path], message: Mapping[str, Any], timeout: float) -> Reply 
                 sock.connect(os.fspath(path))
             except (FileNotFoundError, ConnectionRefusedError):
                 continue  # no daemon behind this path; try the next one
-            sock.sendall(payload)
-            return _read_reply(sock, deadline)
+            if root is not None:
+                hello = _exchange(sock, _PING, deadline)
+                if hello is None or hello.get("ok") is not True:
+                    return hello  # garbled, or "busy": as for any request
+                if hello.get("root") != str(root):
+                    continue  # another repository's daemon: try this root's own paths
+                if message.get("op") == "ping":
+                    return hello
+            return _exchange(sock, payload, deadline)
         except OSError:  # includes TimeoutError: a hung daemon counts as none
             return None
         finally:
             sock.close()
     return None
+
+
+_PING = b'{"op": "ping"}\n'
+
+
+def _exchange(sock: socket.socket, payload: bytes, deadline: float) -> Reply | None:
+    sock.sendall(payload)
+    return _read_reply(sock, deadline)
 
 
 def _read_reply(sock: socket.socket, deadline: float) -> Reply | None:

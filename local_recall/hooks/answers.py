@@ -12,7 +12,7 @@ agent's adapter catches everything, logs it and exits 0 (fail open).
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
 # ForwardRefs, compiling each one at import (~0.25 ms a field) on every prompt.
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -46,7 +46,7 @@ class HookRun(NamedTuple):
         return resolve_layout(self.root, self.environ)  # a user cache if read-only here
 
     @property
-    def sockets(self) -> list[Path]:
+    def sockets(self) -> Iterator[Path]:
         return daemon_sockets(self.root, self.layout.state_dir, self.environ)
 
     @property
@@ -72,7 +72,7 @@ def answer_prompt(run: HookRun, prompt: str, in_process: InProcess | None = None
     wanted = PromptAsk(
         query, min(run.settings.search_limit, MAX_LIMIT), run.settings.prompt_min_score
     )
-    reply = ask(run.sockets, wanted.to_request(), run.ask_timeout)
+    reply = ask(run.sockets, wanted.to_request(), run.ask_timeout, root=run.root)
     if reply is None:
         log(run.layout, run.agent, "INFO", "no daemon answered; searching in-process")
         _start_daemon(run)  # so that the next prompt finds one
@@ -109,7 +109,9 @@ def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
     from local_recall.daemon.session_env import claude_environment
 
     request = {**wanted.to_request(), "env": claude_environment(run.environ)}  # the user's now
-    reply = ask(run.sockets, request, max(run.ask_timeout, SESSION_START_ASK_SECONDS))
+    reply = ask(
+        run.sockets, request, max(run.ask_timeout, SESSION_START_ASK_SECONDS), root=run.root
+    )
     if reply is None:
         _start_daemon(run)  # for the next prompts; never waited for
         if settings.session_start_tokens <= 0:
@@ -141,6 +143,7 @@ def hand_over_transcript(run: HookRun, transcript_path: str) -> None:
         run.sockets,
         {"op": "transcript_done", "path": transcript_path, "env": claude_environment(run.environ)},
         min(run.ask_timeout, SESSION_END_ASK_SECONDS),
+        root=run.root,
     )
     if reply is None:
         from local_recall.daemon.control import spawn_detached

@@ -166,7 +166,7 @@ def test_a_local_flood_cannot_starve_the_daemon(daemon: tuple[Path, str]) -> Non
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * FLOOD)), hard))
     layout = Layout(root)
-    sockets = daemon_sockets(root, layout.state_dir, daemon_env(root))
+    sockets = list(daemon_sockets(root, layout.state_dir, daemon_env(root)))
     before = ask(sockets, {"op": "ping"}, 5)
     assert before is not None
 
