@@ -93,6 +93,11 @@ class RateLimited(ExtractionFailed):
         self.retry_after_seconds = retry_after_seconds
 
 
+class ApiUnreachable(ExtractionFailed):
+    """The model's API gave no answer at all (offline, connection refused). A retry seconds
+    later fails the same way: the pass records the failure and stops, its backoff retries."""
+
+
 class TranscriptUnreadable(RecallError):
     """A Claude Code transcript exists but cannot be read (permissions, I/O error)."""
 

@@ -4,8 +4,8 @@ memories (writer.py) and record the progress (ledger.py). It decides nothing the
 
 The progress moves only after a chunk's memories are on disk, so a crash or a failed call at any
 point costs at most a repeated call, never a lost or duplicated memory. A failed call is
-recorded with its backoff; a rate limit, a spent budget or a stop request end the pass
-(`PassStopped`).
+recorded with its backoff; a rate limit, an API that does not answer at all, a spent budget or
+a stop request end the pass (`PassStopped`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,13 @@ from local_recall.capture.sources import SessionSource
 from local_recall.capture.transcripts.condense import NEW_TURNS_HEADER
 from local_recall.capture.transcripts.model import TranscriptFile, Turn
 from local_recall.capture.writer import MemoryWriter, session_of
-from local_recall.errors import ExtractionFailed, RateLimited, RecallError, TranscriptUnreadable
+from local_recall.errors import (
+    ApiUnreachable,
+    ExtractionFailed,
+    RateLimited,
+    RecallError,
+    TranscriptUnreadable,
+)
 from local_recall.repo.config import ExtractionConfig
 
 log = logging.getLogger(__name__)
@@ -47,7 +53,7 @@ SimilarMemories = Callable[[str, int], Sequence[tuple[str, str]]]
 
 
 class PassStopped(Exception):
-    """End the pass now: "rate_limited", "budget" or "stop_requested"."""
+    """End the pass now: "rate_limited", "unreachable", "budget" or "stop_requested"."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -191,6 +197,10 @@ class Executor:
             self.tally.errors.append(f"{transcript.path}: {exc}")
             self.ledger.spend(0, 0)
             raise PassStopped("rate_limited") from None
+        except ApiUnreachable as exc:  # every call would fail alike: the backoff retries
+            self.ledger.spend(0, 0)
+            self._failed(entry, str(exc))
+            raise PassStopped("unreachable") from None
         except ExtractionFailed as exc:
             self.ledger.spend(0, 0)
             self._failed(entry, str(exc))

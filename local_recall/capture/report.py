@@ -35,7 +35,7 @@ class PassReport:
     errors: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # worth telling, not failures (e.g. a corrupt state file reset)
     # None: the pass went through. Otherwise why it ended early: "already_running", "disabled",
-    # "rate_limited", "budget", "stop_requested".
+    # "rate_limited", "unreachable" (the model's API did not answer), "budget", "stop_requested".
     stopped: str | None = None
     index_synced: bool = False
     seconds: float = 0.0

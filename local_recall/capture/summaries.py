@@ -37,6 +37,7 @@ from local_recall.capture.summary_plan import (
 from local_recall.capture.transcripts.condense import condense
 from local_recall.capture.transcripts.model import ParsedTranscript, TranscriptFile
 from local_recall.errors import (
+    ApiUnreachable,
     ExtractionFailed,
     ExtractorUnavailable,
     InvalidInput,
@@ -114,6 +115,11 @@ def write_summaries(
         except (RateLimited, ExtractorUnavailable) as exc:
             tally.errors.append(f"{transcript.path}: summary: {exc}")
             return  # no call will work now: the next pass tries again
+        except ApiUnreachable as exc:  # nor now; and not at every pass while offline
+            tally.errors.append(f"{transcript.path}: summary: {exc}")
+            entries[key] = summary_failed(entry, inputs.now)
+            _save(path, entries)
+            return
         except ExtractionFailed as exc:
             tally.errors.append(f"{transcript.path}: summary: {exc}")
             entry = summary_failed(entry, inputs.now)

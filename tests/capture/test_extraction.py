@@ -24,7 +24,7 @@ from local_recall.capture.budget import (
     record_spend,
     save_daily_spend,
 )
-from local_recall.capture.extraction.attempts import RetryPolicy
+from local_recall.capture.extraction.attempts import RetryPolicy, run_attempts
 from local_recall.capture.extraction.claude_cli import (
     NOT_FOUND_MESSAGE,
     ClaudeCliExtractor,
@@ -46,7 +46,13 @@ from local_recall.capture.extraction.prompt import (
     build_prompt,
     validate_candidates,
 )
-from local_recall.errors import ExtractionFailed, ExtractorUnavailable, RateLimited, StorageError
+from local_recall.errors import (
+    ApiUnreachable,
+    ExtractionFailed,
+    ExtractorUnavailable,
+    RateLimited,
+    StorageError,
+)
 from local_recall.settings import Settings
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.fake_anthropic import (
@@ -158,7 +164,7 @@ def test_success_carries_structured_output_and_usage_with_cache_tokens() -> None
         (529, "transient"),
         (401, "unavailable"),
         (400, "permanent"),
-        (None, "transient"),
+        (None, "unreachable"),  # no HTTP answer: connection refused, offline (issue 36.4)
     ],
 )
 def test_api_errors_are_classified_by_status_field(status: int | None, kind: str) -> None:
@@ -175,6 +181,34 @@ def test_api_errors_are_classified_by_status_field(status: int | None, kind: str
     )
     assert isinstance(out, AttemptFailure) and out.kind == kind
     assert "API Error" in out.reason
+
+
+def test_an_unreachable_api_is_tried_once_then_left_to_the_passs_backoff() -> None:
+    refused = cli_json(
+        is_error=True,
+        usage={},
+        total_cost_usd=0,
+        result="API Error: Unable to connect to API (ConnectionRefused)",
+    )
+    out = read_cli_output(1, refused)
+    assert out == AttemptFailure(
+        "unreachable",
+        "claude -p failed (exit 1): no answer from the API: API Error: Unable to connect to API "
+        "(ConnectionRefused)",
+        0,
+        0,
+        0.0,
+    )
+    tries: list[int] = []
+    slept: list[float] = []
+
+    def attempt() -> AttemptFailure:
+        tries.append(1)
+        return out
+
+    with pytest.raises(ApiUnreachable, match="Unable to connect"):
+        run_attempts(attempt, RetryPolicy(max_attempts=3, sleep=slept.append))
+    assert (len(tries), slept) == (1, [])
 
 
 def test_rate_limit_is_never_read_from_the_memories() -> None:

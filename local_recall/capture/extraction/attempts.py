@@ -15,7 +15,13 @@ from local_recall.capture.extraction.prompt import (
     validate_candidates,
 )
 from local_recall.capture.extraction.summary_prompt import SummaryResult, validate_summary
-from local_recall.errors import ExtractionFailed, ExtractorUnavailable, InvalidInput, RateLimited
+from local_recall.errors import (
+    ApiUnreachable,
+    ExtractionFailed,
+    ExtractorUnavailable,
+    InvalidInput,
+    RateLimited,
+)
 from local_recall.redaction.secrets import redact
 
 # Attempts
@@ -69,7 +75,8 @@ def run_until_answer(
     attempt: Callable[[], ModelAnswer | AttemptFailure], policy: RetryPolicy
 ) -> ModelAnswer:
     """The first answer, with the tokens and cost of every attempt summed into it. Raises
-    ExtractorUnavailable, ExtractionFailed or RateLimited as `run_attempts` documents."""
+    ExtractorUnavailable, ExtractionFailed (ApiUnreachable after the first attempt the API did
+    not answer at all) or RateLimited as `run_attempts` documents."""
     spent_in, spent_out, cost, costed = 0, 0, 0.0, False
     failure: AttemptFailure | None = None
     attempts = max(1, policy.max_attempts)
@@ -90,6 +97,8 @@ def run_until_answer(
             raise ExtractorUnavailable(failure.reason)
         if failure.kind == "permanent":
             raise ExtractionFailed(failure.reason)
+        if failure.kind == "unreachable":  # one node start, not three and 6 s of sleeping
+            raise ApiUnreachable(failure.reason)
     assert failure is not None
     summary = f"{failure.reason} (after {attempts} attempts)"
     if failure.kind == "rate_limited":

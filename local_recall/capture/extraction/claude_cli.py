@@ -5,9 +5,11 @@ Facts about the CLI (checked with Claude Code 2.1.197):
 
 * every failure still prints one JSON result; API errors carry `"is_error": true` and the HTTP
   status in `api_error_status` (429, 500, 529, 401...), with `subtype` still "success";
-  connection failures have `api_error_status: null`;
-* the CLI retries 429/5xx/401 itself, 10 times by default (~3 minutes, honouring `retry-after`);
-  we cap that with `CLAUDE_CODE_MAX_RETRIES` so our own backoff and timeout stay in charge;
+  connection failures have `api_error_status: null` ("Unable to connect to API
+  (ConnectionRefused)"; "Not logged in" too): no HTTP answer, read as "unreachable";
+* the CLI retries 429/5xx/401 and connection failures itself, 10 times by default (~3 minutes,
+  honouring `retry-after`); we turn that off with `CLAUDE_CODE_MAX_RETRIES` so our own backoff
+  and timeout are the only ones (offline, 2 retries inside the CLI cost 2 s of every attempt);
 * with `--json-schema` the answer is in `structured_output`; a model that never calls the
   `StructuredOutput` tool yields exit 0, `is_error: false` and no `structured_output`; an
   answer the CLI finds invalid against the schema ends in `subtype: "error_max_turns"`.
@@ -59,8 +61,9 @@ NOT_FOUND_MESSAGE = (
     "or set [extraction] claude_path"
 )
 # Retries inside one CLI run. Its default (10, ~3 min of backoff) would outlast our timeout and
-# hide rate limits from us; extra_env may override it.
-CLI_MAX_RETRIES = "2"
+# hide rate limits from us; any retry there also delays an offline session end (2 retries:
+# +2 s), while `RetryPolicy` retries what a retry can fix. extra_env may override it.
+CLI_MAX_RETRIES = "0"
 # What one run may print: far above any answer (memories are <= 1 MB each, a few per chunk).
 
 
@@ -126,6 +129,9 @@ def read_cli_output(
             detail = "cannot authenticate: " + detail
         if doc.get("subtype") == "error_max_turns":
             message = "no valid structured output within --max-turns"
+        elif doc.get("is_error") is True and status is None:
+            # an API error with no HTTP status: no answer (offline, refused, not logged in)
+            kind, detail = "unreachable", "no answer from the API: "
         return AttemptFailure(
             kind,
             f"claude -p failed (exit {returncode}): {detail}{message}",
