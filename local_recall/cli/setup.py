@@ -77,7 +77,12 @@ def init(
     """Create local-recall/ and install the hooks and MCP server into Claude Code (or the agents
     named with --agent). Safe to run again: nothing that is already right is rewritten."""
     from local_recall.capture.sessions.sources import record_opt_in
-    from local_recall.claude_code.install.apply import InstallReport, find_launcher, plan_install
+    from local_recall.claude_code.install.apply import (
+        InstallReport,
+        find_launcher,
+        plan_for_copilot,
+        plan_install,
+    )
     from local_recall.cli.agents import install_agent, resolve_agents
 
     settings = app.settings
@@ -86,12 +91,18 @@ def init(
     # Plan and check everything first: a refusal (a symlinked .mcp.json, a settings file that
     # is not JSON) must leave the repository as it was, local-recall/ included.
     plan = None
-    if not no_claude and "claude" in chosen:
+    with_claude = not no_claude and "claude" in chosen
+    if with_claude:
         plan = plan_install(
             settings.root,
             claude_config_dir=settings.claude_config_dir,
             scope=scope,
             launcher=launcher,
+            for_copilot="copilot" in chosen,
+        )
+    elif not no_claude and "copilot" in chosen:  # Claude Code's hooks, made loadable by Copilot
+        plan = plan_for_copilot(
+            settings.root, claude_config_dir=settings.claude_config_dir, launcher=launcher
         )
     report = app.recall.init()
     log_to_repo(app.recall)  # recall.log can exist only now
@@ -119,7 +130,7 @@ def init(
                 "agents": [c.to_json() for c in others],
                 "excluded": str(excluded) if excluded else None,
                 "claude_hooks_fire": None
-                if plan is None
+                if not with_claude
                 else ("anywhere" if scope == "user" else "root"),
             }
         )
@@ -140,7 +151,7 @@ def init(
         click.echo("  codex: trust the project hooks once in Codex (/hooks) before they run")
     if excluded is not None:
         click.echo(f"  {excluded}: added /{LOCAL_SETTINGS} (personal: kept out of git)")
-    if plan is not None:
+    if with_claude:
         click.echo(f"  {hooks_reach(scope, str(report.root))}")
     _suggest_ollama(app.recall)
     click.echo(next_steps_text(None if no_claude else scope))
@@ -304,13 +315,12 @@ def _org_checks(recall: Recall) -> list[Check]:
     if not recall.config.org.uri:
         return []
     from local_recall.doctor.org import check_org
-    from local_recall.org.plan import shown_uri
     from local_recall.org.service import STALE_COPY_SECONDS
 
     service = recall.org
     return list(
         check_org(
-            shown_uri(recall.config.org.uri),
+            recall.config.org.uri,
             hook=recall.config.org.hook,
             own_name=service.own_name,
             copy_age=service.copy_age,

@@ -224,6 +224,33 @@ def test_copilot_with_what_init_wrote(tmp_path: Path) -> None:
         assert "still here" in done.stdout
 
 
+def test_copilot_loads_claude_codes_settings_in_a_repository_wired_for_both(
+    tmp_path: Path,
+) -> None:
+    """Issue 34.3: Copilot CLI loads .claude/settings.json too and drops the whole file over a
+    handler type it does not know (`mcp_tool`: "Invalid hook type"), so a team's other Claude
+    Code hooks stopped running in Copilot. Wired for both, the file loads: no warning, the
+    team's hook runs, and our own memories still reach the model."""
+    copilot = agent_cli_or_fail("copilot")
+    repo = _repo(tmp_path)
+    ran = tmp_path / "team-hook-ran"
+    team_hook = {"type": "command", "command": f"touch {ran}", "timeout": 5}
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [team_hook]}]}}
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps(settings))
+    _init(repo, "claude")
+    _init(repo, "copilot")
+    home = tmp_path / "home"
+    trust_copilot_folder(home, repo)
+    with FakeOpenAI(lambda call: say("ok")) as api:
+        done = run_cli(copilot, ["-p", PROMPT], cwd=repo, env=copilot_env(home, api.url))
+        calls = api.calls()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "could not be loaded" not in done.stderr, done.stderr[-2000:]
+    assert ran.exists()  # the team's own hook, from .claude/settings.json
+    assert SUBJECT in _context_of(calls[0].visible_text)
+
+
 EXTRACTED = {
     "memories": [
         {

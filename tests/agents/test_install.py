@@ -237,6 +237,38 @@ def test_uninstalling_claude_keeps_the_mcp_entry_copilot_still_uses(
     assert not (repo / ".mcp.json").exists()
 
 
+def _prompt_handlers(repo: Path, name: str = "settings.json") -> list[str]:
+    settings = json.loads((repo / ".claude" / name).read_text())
+    return [h["type"] for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+
+
+def test_claude_hooks_in_a_repository_wired_for_copilot_have_no_mcp_tool_handler(
+    repo: Path, cli: CliRunner
+) -> None:
+    """Issue 34.3: Copilot CLI loads .claude/settings.json (and settings.local.json) too and
+    drops the whole file over an `mcp_tool` handler ("Invalid hook type"): once the repository
+    is wired for Copilot, in whichever order, Claude Code's prompt hook is the command alone."""
+    assert cli("init").returncode == 0
+    assert _prompt_handlers(repo) == ["command", "mcp_tool"]  # Claude Code alone: the fast path
+    done = cli("init", "--agent", "copilot", "--json")
+    assert done.returncode == 0, done.stderr
+    changed = json.loads(done.stdout)["claude"]
+    assert [(c["what"], c["action"]) for c in changed] == [("hooks", "updated")]
+    assert _prompt_handlers(repo) == ["command"]
+    settings = json.loads((repo / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert command.endswith("hook user-prompt-submit") and "local-recall-mcp" not in command
+    assert cli("init").returncode == 0  # Claude Code's init again: stays loadable by Copilot
+    assert _prompt_handlers(repo) == ["command"]
+
+    for name in (".claude", ".github", ".mcp.json"):
+        shutil.rmtree(repo / name) if (repo / name).is_dir() else (repo / name).unlink()
+    assert cli("init", "--agent", "claude", "--agent", "copilot").returncode == 0
+    assert _prompt_handlers(repo) == ["command"]
+    assert cli("init", "--scope", "local").returncode == 0
+    assert _prompt_handlers(repo, "settings.local.json") == ["command"]
+
+
 def test_a_broken_agent_file_stops_init_before_anything_is_written(
     repo: Path, cli: CliRunner
 ) -> None:

@@ -202,17 +202,24 @@ class _Edit:
 
 
 def _edits(
-    root: Path, claude_config_dir: Path, scope: str, *, adding: bool, launcher: Launcher
+    root: Path,
+    claude_config_dir: Path,
+    scope: str,
+    *,
+    adding: bool,
+    launcher: Launcher,
+    prompt_tool: bool = True,
 ) -> list[_Edit]:
     hooks_path = settings_path(scope, root, claude_config_dir)
     approval_path = settings_path("local", root, claude_config_dir)
     if adding:
+        gate = scope == "user"
         return [
             _Edit(
                 hooks_path,
                 "hooks",
                 settings_problems,
-                lambda d: plan_settings_install(d, launcher, gate=scope == "user"),
+                lambda d: plan_settings_install(d, launcher, gate=gate, prompt_tool=prompt_tool),
             ),
             _Edit(approval_path, "MCP approval", settings_problems, plan_approve_mcp),
             _Edit(
@@ -325,15 +332,32 @@ def plan_install(
     claude_config_dir: Path,
     scope: str = "project",
     launcher: Launcher | None = None,
+    for_copilot: bool = False,
 ) -> InstallPlan:
     """Read and check every file `install` touches; raises (InvalidClaudeSettings,
-    StorageError) before anything is written."""
+    StorageError) before anything is written. In a repository wired for Copilot CLI too
+    (`for_copilot`, or its hooks file there) the hooks have no `mcp_tool` handler: Copilot
+    loads .claude/settings*.json as well and drops the whole file over one (plan.py)."""
+    copilot = for_copilot or os.path.lexists(root / COPILOT_HOOKS)
+    launcher = launcher or find_launcher()
     edits = _edits(
-        root, claude_config_dir, scope, adding=True, launcher=launcher or find_launcher()
+        root, claude_config_dir, scope, adding=True, launcher=launcher, prompt_tool=not copilot
     )
     files = _plan(edits, adding=True)
     guidance = plan_install_guidance(guidance_dir(scope, root, claude_config_dir))
     return InstallPlan(root, tuple(files), tuple(guidance))
+
+
+def plan_for_copilot(root: Path, *, claude_config_dir: Path, launcher: Launcher) -> InstallPlan:
+    """`init --agent copilot` where Claude Code's hooks are in the repository's own settings
+    files (project, local): the same hooks without the `mcp_tool` handler Copilot refuses."""
+
+    def plan(document: JSONObject) -> JSONObject:
+        return plan_settings_install(document, launcher, prompt_tool=False)
+
+    mine = hooks_elsewhere(root, claude_config_dir, "user")  # user hooks have no such handler
+    edits = [_Edit(path, "hooks", settings_problems, plan) for path in mine]
+    return InstallPlan(root, tuple(_plan(edits, adding=True)), ())
 
 
 def install(

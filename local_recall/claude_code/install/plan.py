@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -216,14 +216,19 @@ def plan_settings_install(
     server: str = MCP_SERVER_NAME,
     gate: bool = False,
     server_everywhere: bool = False,
+    prompt_tool: bool = True,
 ) -> JSONObject:
     """`document` with our hook groups: left as they are when already exactly right, else our
     old entries are taken out (wherever they were) and the right groups appended per event.
     Everything else is kept in place. `server`: our MCP server's name for `mcp_tool` handlers
-    (the plugin's is PLUGIN_MCP_SERVER); `gate`, `server_everywhere`: as `hook_group`'s."""
+    (the plugin's is PLUGIN_MCP_SERVER); `gate`, `server_everywhere`: as `hook_group`'s.
+    `prompt_tool=False` (a repository wired for Copilot CLI too): no `mcp_tool` handler, the
+    plain command answers every prompt. Copilot CLI loads .claude/settings.json and
+    settings.local.json too, knows only command, http and prompt handlers, and drops the whole
+    file over an `mcp_tool` one ("Invalid hook type", 1.0.102), the team's other hooks with it."""
     new = copy.deepcopy(dict(document))
     hooks = dict(new.get("hooks") or {})
-    for spec in HOOKS:
+    for spec in HOOKS if prompt_tool else [replace(s, mcp_tool=None) for s in HOOKS]:
         groups = list(hooks.get(spec.event) or [])
         wanted = hook_group(spec, launcher, server, gate=gate, server_everywhere=server_everywhere)
         if [g for g in groups if _has_ours(g)] == [wanted]:
