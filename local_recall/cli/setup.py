@@ -18,7 +18,7 @@ from local_recall.cli.health import (
     check_file_scopes,
     check_unreviewed,
 )
-from local_recall.cli.next_steps import hooks_reach, next_steps_text
+from local_recall.cli.next_steps import hooks_reach, next_steps_text, shared_files
 from local_recall.doctor import (
     FAIL,
     OK,
@@ -154,7 +154,11 @@ def init(
     if with_claude:
         click.echo(f"  {hooks_reach(scope, str(report.root))}")
     _suggest_ollama(app.recall)
-    click.echo(next_steps_text(None if no_claude else scope))
+    claude_scope = scope if with_claude else None
+    agents_wired = [agent for agent in chosen if agent != "claude"]
+    shared = shared_files(claude_scope, agents_wired)
+    present = [name for name in shared if os.path.lexists(report.root / name)]
+    click.echo(next_steps_text(claude_scope, agents_wired, present))
 
 
 def _suggest_ollama(recall: Recall) -> None:
