@@ -21,6 +21,7 @@ from local_recall.claude_code.hooks.handoff import (
     guard_missed,
     prune_stale,
 )
+from tests.local_users import make_dirs_as_another_user, sticky_folder
 
 PROMPT_ID = "8f0e4c52-6b1d-4d7a-9a53-2f7c1e0b9d41"
 
@@ -90,16 +91,55 @@ def test_the_guard_runs_the_command_without_a_marker(runtime: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="the marker needs /proc")
-def test_the_guard_stops_the_command_while_the_server_lives(
+def test_the_guard_stops_the_command_while_the_server_lives(runtime: Path) -> None:
+    marker = ServedMarker(env_for(runtime), claude_pid=os.getpid())
+    assert marker.ensure() is False  # made now: the command may be running too
+    assert marker.ensure() is True and marker.serves()
+    assert run_guarded(runtime) == ""
+    server = serving_in_a_child(runtime)  # another server takes over, then dies
+    assert run_guarded(runtime) == "" and not marker.serves()
+    server.kill()
+    server.wait()
+    assert run_guarded(runtime) == "RAN"  # the server died: the command answers again
+    marker.remove()  # taken over: not ours to remove
+    assert (runtime / f"local-recall-mcp-{os.getpid()}").is_dir()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="the marker needs /proc")
+def test_a_dead_servers_marker_whose_pid_was_reused_lets_the_command_answer(
     runtime: Path, other_process: subprocess.Popen[bytes]
 ) -> None:
-    marker = ServedMarker(env_for(runtime), claude_pid=os.getpid(), pid=other_process.pid)
-    assert marker.ensure() is False  # made now: the command may be running too
-    assert marker.ensure() is True
-    assert run_guarded(runtime) == ""
-    other_process.kill()
-    other_process.wait()
-    assert run_guarded(runtime) == "RAN"  # the server died: the command answers again
+    """`live` of a server killed with SIGKILL, its pid now another process's (stood for by
+    `other_process`): the command answers again, and the prune takes the marker away."""
+    dead = ServedMarker(env_for(runtime), claude_pid=os.getpid(), pid=other_process.pid)
+    dead.ensure()
+    live = runtime / f"local-recall-mcp-{os.getpid()}" / "live"
+    assert os.readlink(live).startswith(f"/proc/{other_process.pid}/")
+    assert not dead.serves()
+    assert run_guarded(runtime) == "RAN"
+    assert guard_missed(live.parent, time.time() + 5) is False
+    old = time.time() - 3600
+    os.utime(live.parent, (old, old), follow_symlinks=False)
+    assert prune_stale(runtime) == 1 and not live.parent.exists()
+
+
+def serving_in_a_child(runtime: Path) -> subprocess.Popen[str]:
+    """A real server process marking this test process (its Claude Code) as served."""
+    code = (
+        "import sys, time\n"
+        "from local_recall.claude_code.hooks.handoff import ServedMarker\n"
+        "m = ServedMarker({'XDG_RUNTIME_DIR': sys.argv[1]}, claude_pid=int(sys.argv[2]))\n"
+        "m.ensure()\n"
+        "print(m.serves(), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(runtime), str(os.getpid())],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "True"
+    return child
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="the marker needs /proc")
@@ -126,7 +166,9 @@ def test_the_marker_is_private_and_removed_at_exit(runtime: Path) -> None:
     marker.ensure()
     directory = runtime / "local-recall-mcp-4242"
     assert directory.stat().st_mode & 0o777 == 0o700
-    assert os.readlink(directory / "live") == f"/proc/{os.getpid()}"
+    assert os.readlink(directory / "live") == marker.target
+    assert str(marker.target).startswith(f"/proc/{os.getpid()}/fd/")  # through our own handle
+    assert (directory / "live").exists() and marker.serves()
     assert claim(directory, PROMPT_ID)
     marker.remove()
     assert not directory.exists()
@@ -139,7 +181,24 @@ def test_a_marker_taken_over_by_another_server_is_left_to_it(runtime: Path) -> N
     first.ensure()
     assert second.ensure() is False  # it points at another process: remade
     first.remove()
-    assert os.readlink(runtime / "local-recall-mcp-4242" / "live") == f"/proc/{os.getppid()}"
+    assert os.readlink(runtime / "local-recall-mcp-4242" / "live") == second.target
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="the marker needs /proc")
+def test_another_users_marker_directory_leaves_every_prompt_to_the_command() -> None:
+    """Another local user made `local-recall-mcp-<pid>` first (in /tmp anyone can): the server
+    cannot hold a marker there, so it answers nothing; the guard and the claim let the command
+    answer every prompt: one answer each (the server's answer is in test_mcp_tool.py)."""
+    with sticky_folder() as shared:
+        directory = marker_dir(env_for(shared), os.getpid())
+        assert directory is not None
+        make_dirs_as_another_user(directory)
+        marker = ServedMarker(env_for(shared), claude_pid=os.getpid())
+        assert marker.ensure() is False and not marker.serves()
+        assert run_guarded(shared) == "RAN"
+        assert claim_as_command(directory, PROMPT_ID) is True
+        assert prune_stale(shared, now=time.time() + 3600) == 0  # not ours to remove
+        assert directory.is_dir()
 
 
 def test_no_marker_where_the_runtime_dir_is_unusable(tmp_path: Path) -> None:
@@ -207,7 +266,7 @@ def test_a_command_that_answered_keeps_a_server_connecting_meanwhile_silent(
     assert run_guarded(runtime) == "RAN"  # no `live`: the guard still lets the command run
     marker = ServedMarker(env_for(runtime), claude_pid=os.getpid())
     marker.ensure()  # the server adopts the directory
-    assert os.readlink(directory / "live") == f"/proc/{os.getpid()}"
+    assert os.readlink(directory / "live") == marker.target and marker.serves()
     assert marker.claim(PROMPT_ID) is False  # the command answered this prompt
     assert marker.claim("the-next-prompt") is True
     assert claim_as_command(directory, "the-next-prompt") is False  # and the other way round

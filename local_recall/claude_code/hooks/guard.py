@@ -2,11 +2,12 @@
 
 Claude Code runs a command hook as `/bin/sh -c <command>`, so the guard's `$PPID` is Claude
 Code's pid. The marker of a Claude Code process its MCP server serves is a private directory
-`${XDG_RUNTIME_DIR:-/tmp}/local-recall-mcp-<pid>` holding `live`, a symlink to the server's
-`/proc/<pid>` (handoff.py writes it). With shell builtins only — no process started — the
-guard checks that the directory is ours (`-O`) and not a symlink (`! -h`), and that `live` leads
-to a running process; then it ends, and no Python starts for the prompt. Anything else (no
-marker, someone else's, a dead server): it runs the command.
+`${XDG_RUNTIME_DIR:-/tmp}/local-recall-mcp-<pid>` holding `live`, a symlink through the
+server's own open handle (`/proc/<server pid>/fd/<n>/<token>`: handoff.py writes it). With shell
+builtins only — no process started — the guard checks that the directory is ours (`-O`) and not
+a symlink (`! -h`), and that `live` leads somewhere, which only a running server can make true;
+then it ends, and no Python starts for the prompt. Anything else (no marker, someone else's, a
+dead server, its pid reused): it runs the command.
 """
 
 import os

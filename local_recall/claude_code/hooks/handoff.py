@@ -8,9 +8,14 @@ while the server is not connected: during start-up, and for the first prompt of 
 which does not wait for MCP servers.
 
 Once asked for a prompt, the server writes the marker (`ServedMarker`) and the guard stops the
-command before Python starts. A server that dies leaves a dangling link and the command answers
-again; a marker directory that is someone else's or cannot be made leaves the command answering
-every prompt, as before.
+command before Python starts. The marker's `live` names something only the running server holds:
+`/proc/<pid>/fd/<n>/<token>`, where `<n>` is the server's open handle on the marker directory and
+`<token>` a file of random name in it. A server that dies leaves a dangling link and the command
+answers again — even once its pid is reused, which `/proc/<pid>` alone would have taken for a
+live server and kept the command silent for good (issue 35.5). A marker directory that is
+someone else's (another local user can make `/tmp/local-recall-mcp-<pid>` first) or cannot be
+made leaves the command answering every prompt, and the server then answers none: it answers
+only while it holds a live private marker, so a prompt is never answered twice.
 
 The prompt on which the server takes over reaches both handlers (and every prompt would, were
 the guard to fail). Each claims the prompt's `prompt_id` in the marker directory (an O_EXCL
@@ -83,11 +88,14 @@ class ServedMarker:
     def __init__(
         self, environ: Mapping[str, str], *, claude_pid: int | None = None, pid: int | None = None
     ) -> None:
+        # `pid`: whose /proc the link names. Only this process holds the handle the link goes
+        # through, so another pid stands for a server that died and whose pid was reused.
         self.pid = os.getpid() if pid is None else pid
-        self.target = f"/proc/{self.pid}"
         parent = os.getppid() if claude_pid is None else claude_pid
-        usable = os.path.isdir(self.target) and parent > 1  # Linux, and a parent to mark
+        usable = os.path.isdir(f"/proc/{self.pid}") and parent > 1  # Linux, and a parent to mark
         self.directory = marker_dir(environ, parent) if usable else None
+        self.target: str | None = None  # what `live` says while this server holds the marker
+        self._handle: int | None = None  # an open descriptor on the marker directory
         self._pruned = False
         self._claims = 0
 
@@ -97,10 +105,8 @@ class ServedMarker:
         directory = self.directory
         if directory is None:
             return False
-        live = directory / LIVE
-        with contextlib.suppress(OSError):
-            if os.readlink(live) == self.target and is_private_dir(directory):
-                return True
+        if self.serves():
+            return True
         if not self._pruned:
             self._pruned = True
             prune_stale(directory.parent, keep=directory)
@@ -110,17 +116,62 @@ class ServedMarker:
             pass
         except OSError:
             return False
-        if not is_private_dir(directory):
+        if not is_private_dir(directory) or not self._hold(directory):
             return False
-        temporary = directory / f".{LIVE}-{self.pid}"
+        assert self.target is not None
+        temporary = directory / f".{LIVE}-{os.getpid()}"
         try:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
             os.symlink(self.target, temporary)
-            os.replace(temporary, live)
+            os.replace(temporary, directory / LIVE)
         except OSError:
             return False
         return False
+
+    def serves(self) -> bool:
+        """Whether this server holds a live private marker: its link, leading to its token, in
+        a directory of ours. Only then does it answer prompts (see the module's docstring)."""
+        directory = self.directory
+        if directory is None or self.target is None:
+            return False
+        live = directory / LIVE
+        try:
+            if os.readlink(live) != self.target:
+                return False
+        except OSError:
+            return False
+        return os.path.exists(live) and is_private_dir(directory)
+
+    def _hold(self, directory: Path) -> bool:
+        """Open (or keep) a handle on `directory` and a token in it; sets `target`."""
+        try:
+            info = os.lstat(directory)
+            if self._handle is not None and self.target is not None:
+                held = os.fstat(self._handle)
+                token = self.target.rsplit("/", 1)[1]
+                if (held.st_dev, held.st_ino) == (info.st_dev, info.st_ino) and os.path.lexists(
+                    directory / token
+                ):
+                    return True
+            self._release()
+            flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+            self._handle = os.open(directory, flags)
+            token = f".server-{os.urandom(8).hex()}"
+            create = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
+            os.close(os.open(token, create, 0o600, dir_fd=self._handle))
+        except OSError:
+            self._release()
+            return False
+        self.target = f"/proc/{self.pid}/fd/{self._handle}/{token}"
+        return True
+
+    def _release(self) -> None:
+        if self._handle is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._handle)
+        self._handle = None
+        self.target = None
 
     def claim(self, prompt_id: str) -> bool:
         """`claim` in this server's marker directory; old claims are cleared now and then."""
@@ -131,11 +182,12 @@ class ServedMarker:
 
     def remove(self) -> None:
         """At exit: the marker and its claims go, unless another server took it over."""
-        directory = self.directory
-        if directory is None or not is_private_dir(directory):
+        directory, target = self.directory, self.target
+        self._release()
+        if directory is None or target is None or not is_private_dir(directory):
             return
         with contextlib.suppress(OSError):
-            if os.readlink(directory / LIVE) != self.target:
+            if os.readlink(directory / LIVE) != target:
                 return
         _remove_tree(directory)
 

@@ -52,6 +52,7 @@ class PromptHook:
         self.marker = marker if marker is not None else ServedMarker(settings.environ)
         self._service: ContextService | None = None
         self._search_lock = threading.Lock()
+        self._said_left = False  # logged once that the command answers the prompts
 
     def answer(self, prompt: str, prompt_id: str = "") -> str:
         """The hook's output (one JSON object, or "" for nothing); never raises."""
@@ -73,6 +74,11 @@ class PromptHook:
             self.marker.ensure()
             if not (self.root / RECALL_DIRNAME).is_dir():
                 return ""
+            if not self.marker.serves():
+                # No live private marker (another user made the directory first, no /proc):
+                # the guard lets the command answer every prompt, so this server answers none.
+                self._left_to_command()
+                return ""
             settings = read_hook_settings(self.layout, self.environ)
             wait = max(settings.query_timeout_ms, DAEMON_WAIT_MS)
             run = HookRun(
@@ -87,6 +93,17 @@ class PromptHook:
         except Exception:
             log(self.layout, AGENT, "WARNING", "MCP prompt hook failed", exc_info=True)
             return ""
+
+    def _left_to_command(self) -> None:
+        if not self._said_left:
+            self._said_left = True
+            where = self.marker.directory or "no marker on this system"
+            log(
+                self.layout,
+                AGENT,
+                "INFO",
+                f"MCP prompt hook: prompts left to the command ({where})",
+            )
 
     def _in_process(self, run: HookRun, wanted: PromptAsk) -> list[Note]:
         """No daemon answered: the command's fallback search, on a service kept warm here."""
