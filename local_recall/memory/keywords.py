@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
+import types
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -15,9 +19,66 @@ _IDENTIFIER = re.compile(
 
 @lru_cache(maxsize=1)
 def _extractor(count: int) -> Any:
-    import yake  # imported on first use: ~100 ms, only writers pay it
-
+    yake = _import_yake()  # on first use: only writers pay it
     return yake.KeywordExtractor(lan="en", n=2, dedupLim=0.7, top=count)
+
+
+class CoOccurrenceGraph:
+    """The part of `networkx.DiGraph` YAKE uses (0.7: add_node, add_edge, g[u][v], has_edge,
+    in_edges/out_edges of a node): a dict of dicts. Importing networkx for it cost a first
+    `add` ~0.37 s (all of networkx's algorithms load with the package); tests check YAKE picks
+    the same keywords with either."""
+
+    def __init__(self) -> None:
+        self._succ: dict[Any, dict[Any, dict[str, Any]]] = {}
+        self._pred: dict[Any, dict[Any, dict[str, Any]]] = {}
+
+    def add_node(self, node: Any) -> None:
+        self._succ.setdefault(node, {})
+        self._pred.setdefault(node, {})
+
+    def add_edge(self, u: Any, v: Any, **attr: Any) -> None:
+        self.add_node(u)
+        self.add_node(v)
+        data = self._succ[u].setdefault(v, {})
+        data.update(attr)
+        self._pred[v][u] = data  # one dict per edge, as networkx keeps it
+
+    def __getitem__(self, node: Any) -> dict[Any, dict[str, Any]]:
+        return self._succ[node]
+
+    def has_edge(self, u: Any, v: Any) -> bool:
+        return v in self._succ.get(u, ())
+
+    def out_edges(self, node: Any, data: bool = False) -> list[Any]:
+        return list(_edges(node, self._succ.get(node, {}), data, outgoing=True))
+
+    def in_edges(self, node: Any, data: bool = False) -> list[Any]:
+        return list(_edges(node, self._pred.get(node, {}), data, outgoing=False))
+
+
+def _edges(
+    node: Any, links: dict[Any, dict[str, Any]], data: bool, *, outgoing: bool
+) -> Iterator[tuple[Any, ...]]:
+    for other, attrs in links.items():
+        pair = (node, other) if outgoing else (other, node)
+        yield (*pair, attrs) if data else pair
+
+
+def _import_yake() -> types.ModuleType:
+    """yake, with `CoOccurrenceGraph` as the `networkx` it imports unless networkx is already
+    loaded. The stand-in is in sys.modules only while yake's modules import, so anything that
+    imports networkx later gets the real one."""
+    if "networkx" in sys.modules or "yake" in sys.modules:
+        return importlib.import_module("yake")
+    stand_in = types.ModuleType("networkx", "local-recall's stand-in while yake imports")
+    stand_in.DiGraph = CoOccurrenceGraph  # type: ignore[attr-defined]
+    sys.modules["networkx"] = stand_in
+    try:
+        return importlib.import_module("yake")
+    finally:
+        if sys.modules.get("networkx") is stand_in:
+            del sys.modules["networkx"]
 
 
 def extract_keywords(text: str, *, count: int = DEFAULT_COUNT) -> tuple[str, ...]:

@@ -88,6 +88,54 @@ _DS_KINDS = {
 }
 _DELIMITERS = " \t\r\n=:\"'"
 
+# The patterns `_ds_patterns` runs: detect-secrets 1.5.0's detectors less the exclusions above,
+# as (detector, pattern index, pattern, flags). A copy, because the only way to them is its
+# plugin registry, which imports every plugin (and `requests`): ~0.2 s of a first save, out of
+# ~0.5 s (issue 36.5). tests/redaction/test_ds_table.py fails when the installed
+# detect-secrets differs (`table_from_detect_secrets`): review the change, then update this.
+_DS_TABLE: tuple[tuple[str, int, str, int], ...] = (
+    ("ArtifactoryDetector", 0, '(?:\\s|=|:|"|^)AKC[a-zA-Z0-9]{10,}(?:\\s|"|$)', 32),
+    ("ArtifactoryDetector", 1, '(?:\\s|=|:|"|^)AP[\\dABCDEF][a-zA-Z0-9]{8,}(?:\\s|"|$)', 32),
+    ("AWSKeyDetector", 0, "(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}", 32),
+    ("AzureStorageKeyDetector", 0, "AccountKey=[a-zA-Z0-9+\\/=]{88}", 32),
+    (
+        "BasicAuthDetector",
+        0,
+        "://[^:/\\?\\#\\[\\]@!\\$\\&'\\(\\)\\*\\+,;=\\s]+:([^:/\\?\\#\\[\\]@!\\$\\&'\\(\\)\\*\\+,;=\\s]+)@",
+        32,
+    ),
+    (
+        "DiscordBotTokenDetector",
+        0,
+        "[MNO][a-zA-Z\\d_-]{23,25}\\.[a-zA-Z\\d_-]{6}\\.[a-zA-Z\\d_-]{27}",
+        32,
+    ),
+    ("GitHubTokenDetector", 0, "(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36}", 32),
+    ("GitLabTokenDetector", 0, "(glpat|gldt|glft|glsoat|glrt)-[A-Za-z0-9_\\-]{20,50}(?!\\w)", 32),
+    ("GitLabTokenDetector", 1, "GR1348941[A-Za-z0-9_\\-]{20,50}(?!\\w)", 32),
+    ("GitLabTokenDetector", 2, "glcbt-([0-9a-fA-F]{2}_)?[A-Za-z0-9_\\-]{20,50}(?!\\w)", 32),
+    ("GitLabTokenDetector", 3, "glimt-[A-Za-z0-9_\\-]{25}(?!\\w)", 32),
+    ("GitLabTokenDetector", 4, "glptt-[A-Za-z0-9_\\-]{40}(?!\\w)", 32),
+    ("GitLabTokenDetector", 5, "glagent-[A-Za-z0-9_\\-]{50,1024}(?!\\w)", 32),
+    ("GitLabTokenDetector", 6, "gloas-[A-Za-z0-9_\\-]{64}(?!\\w)", 32),
+    ("MailchimpDetector", 0, "[0-9a-z]{32}-us[0-9]{1,2}", 32),
+    ("PypiTokenDetector", 0, "pypi-AgEIcHlwaS5vcmc[A-Za-z0-9-_]{70,}", 32),
+    ("PypiTokenDetector", 1, "pypi-AgENdGVzdC5weXBpLm9yZw[A-Za-z0-9-_]{70,}", 32),
+    ("SendGridDetector", 0, "SG\\.[a-zA-Z0-9_-]{22}\\.[a-zA-Z0-9_-]{43}", 32),
+    ("SlackDetector", 0, "xox(?:a|b|p|o|s|r)-(?:\\d+-)+[a-z0-9]+", 34),
+    (
+        "SlackDetector",
+        1,
+        "https://hooks\\.slack\\.com/services/T[a-zA-Z0-9_]+/B[a-zA-Z0-9_]+/[a-zA-Z0-9_]+",
+        98,
+    ),
+    ("SquareOAuthDetector", 0, "sq0csp-[0-9A-Za-z\\\\\\-_]{43}", 32),
+    ("StripeDetector", 0, "(?:r|s)k_live_[0-9a-zA-Z]{24}", 32),
+    ("TelegramBotTokenDetector", 0, "\\d{8,10}:[0-9A-Za-z_-]{35}", 32),
+    ("TwilioKeyDetector", 0, "AC[a-z0-9]{32}", 32),
+    ("TwilioKeyDetector", 1, "SK[a-z0-9]{32}", 32),
+)
+
 
 @dataclass(frozen=True, slots=True)
 class _DsPattern:
@@ -99,33 +147,31 @@ class _DsPattern:
 
 @cache
 def _ds_patterns() -> tuple[_DsPattern, ...]:
-    """The detectors' compiled patterns, loaded once (importing detect-secrets costs ~0.2 s)."""
+    """The detectors' compiled patterns, compiled once."""
+    return tuple(
+        _DsPattern(
+            _DS_KINDS[name],
+            re.compile(pattern, flags),
+            _DS_SECRET_GROUP.get((name, index), 0),
+            _DS_GATES.get((name, index)),
+        )
+        for name, index, pattern, flags in _DS_TABLE
+    )
+
+
+def table_from_detect_secrets() -> tuple[tuple[str, int, str, int], ...]:
+    """`_DS_TABLE` as the installed detect-secrets would make it (tests; ~0.2 s to import)."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-    detectors: dict[str, type] = get_mapping_from_secret_type_to_class()
-    patterns: list[_DsPattern] = []
-    for plugin in detectors.values():
+    rows: list[tuple[str, int, str, int]] = []
+    for plugin in get_mapping_from_secret_type_to_class().values():
         name = plugin.__name__
         if name in _DS_EXCLUDED:
             continue
-        kind = _DS_KINDS.get(name) or _slug(str(getattr(plugin, "secret_type", name)))
         for index, pattern in enumerate(getattr(plugin, "denylist", ())):
-            key = (name, index)
-            if key in _DS_EXCLUDED_PATTERNS:
-                continue
-            patterns.append(
-                _DsPattern(
-                    kind,
-                    pattern,
-                    _DS_SECRET_GROUP.get(key, 0),
-                    _DS_GATES.get(key),
-                )
-            )
-    return tuple(patterns)
-
-
-def _slug(secret_type: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
+            if (name, index) not in _DS_EXCLUDED_PATTERNS:
+                rows.append((name, index, pattern.pattern, pattern.flags))
+    return tuple(rows)
 
 
 def detect_secrets_hits(text: str) -> Iterator[Hit]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import itertools
 import re
 import string
-from collections.abc import Callable
-from functools import cache
 
 
 def is_fake_body(body: str) -> bool:
@@ -17,15 +15,22 @@ def is_fake_body(body: str) -> bool:
     return len(set(body)) < 6 or is_sequential(body)
 
 
+# detect-secrets' `filters.heuristic.is_sequential_string` (1.5.0, Apache-2.0), copied: importing
+# that module loads the whole package, ~0.2 s of a first save (tests compare the two).
+_SEQUENCES = (
+    string.ascii_uppercase + string.ascii_uppercase + string.digits + "+/",  # base64, letters 1st
+    string.digits + string.ascii_uppercase + string.ascii_uppercase + "+/",  # base64, digits 1st
+    (string.digits + string.ascii_uppercase) * 2,  # alphanumeric
+    string.digits * 2,
+    string.hexdigits.upper() + string.hexdigits.upper(),
+    string.ascii_uppercase + "=/",
+)
+
+
 def is_sequential(body: str) -> bool:
-    return bool(_dsis_sequential()(body))
-
-
-@cache
-def _dsis_sequential() -> Callable[[str], bool]:
-    from detect_secrets.filters.heuristic import is_sequential_string
-
-    return is_sequential_string
+    """A run of a well-known sequence ("abcdef", "123456", "ABCDEF0123"...): a placeholder."""
+    upper = body.upper()
+    return any(upper in sequence for sequence in _SEQUENCES)
 
 
 def has_letter_and_digit(value: str) -> bool:

@@ -1,0 +1,36 @@
+"""The copies redaction keeps of detect-secrets (so a save does not import it: issue 36.5) are
+what the installed detect-secrets has: its detectors' patterns, less our exclusions, and its
+sequential-string filter."""
+
+from __future__ import annotations
+
+import string
+
+from detect_secrets.filters.heuristic import is_sequential_string
+from hypothesis import given
+from hypothesis import strategies as st
+
+from local_recall.redaction.ds_rules import _DS_KINDS, _DS_TABLE, table_from_detect_secrets
+from local_recall.redaction.placeholders import is_sequential
+
+
+def test_the_pattern_table_is_the_installed_detect_secrets() -> None:
+    assert table_from_detect_secrets() == _DS_TABLE, (
+        "detect-secrets changed its detectors: review them (docs/security.md), then update "
+        "_DS_TABLE in local_recall/redaction/ds_rules.py"
+    )
+    assert {name for name, *_ in _DS_TABLE} <= set(_DS_KINDS)
+
+
+SEQUENTIAL_SAMPLES = ["abcdef", "ABCDEFGH", "0123456789", "789ABC", "XYZ=/", "3456", "abcdeg"]
+
+
+@given(st.text(alphabet=string.ascii_letters + string.digits + "+/=-_", max_size=12))
+def test_is_sequential_is_detect_secrets_filter(value: str) -> None:
+    assert is_sequential(value) == is_sequential_string(value)
+
+
+def test_is_sequential_on_sequences() -> None:
+    for value in SEQUENTIAL_SAMPLES:
+        assert is_sequential(value) == is_sequential_string(value), value
+    assert is_sequential("abcdef") and not is_sequential("abcdeg")
