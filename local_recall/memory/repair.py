@@ -9,6 +9,12 @@ must parse as a memory before anything is written; the new file is written atomi
 the old name is removed. What cannot be fixed this way — a symlink, broken YAML, a YAML bomb,
 conflict markers, an empty body, another file already holding the id — is left untouched and
 said why.
+
+Not every stray file is a memory (issue 35.6): a README or index of the folder is left alone; a
+file whose text a memory already holds is a copy, not a second memory; and `<id> 2.md`,
+`<id> (conflicted copy …).md`, `<id>.sync-conflict-….md` — a Finder, Dropbox or Syncthing copy
+of a memory — would become a second, perhaps contradicting, live memory: --fix says so and
+leaves the person to merge it, or to rename it to adopt it on purpose.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +45,12 @@ from local_recall.repo.locks import held_lock
 
 _BLOCK = re.compile(r"\A(\ufeff?---[ \t]*\n)(.*?\n)?((?:---|\.\.\.)[ \t]*(?:\n|\Z))", re.DOTALL)
 _ID_LINE = re.compile(r"^id[ \t]*:.*$", re.MULTILINE)
+# The folder's own notes, not memories (compared in lower case, without the extension).
+_FOLDER_NOTES = frozenset({"readme", "index", "_index", "contents", "toc"})
+# A memory's name followed by something: a copy a file manager or a sync tool made.
+_COPY_NAME = re.compile(
+    r"\A([0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})(.+)\Z", re.DOTALL
+)
 
 
 def is_fixable(reason: str) -> bool:
@@ -90,6 +102,28 @@ def _split(path: Path, text: str) -> _Parts | Unfixable:
     return _Parts(block.group(1), block.group(2) or "", rest, body, loaded)
 
 
+def not_a_memory(name: str) -> str | None:
+    """Why a file of this name is left alone by --fix (pure), or None. `name`: with `.md`."""
+    stem = name.rsplit(".", 1)[0] if name.lower().endswith(".md") else name
+    if stem.lower() in _FOLDER_NOTES:
+        return f"left alone: {name} is a note about the folder, not a memory"
+    copy = _COPY_NAME.match(stem)
+    if copy is None:
+        return None
+    original, suffix = copy.group(1).lower(), copy.group(2)
+    try:
+        parse_memory_id(stem)
+        return None  # another spelling of one id (`_choose_id`), not a copy
+    except InvalidMemoryId:
+        pass
+    kind = "a sync conflict copy" if "conflict" in suffix.lower() else "a copy"
+    return (
+        f"not fixed: {kind} of memory {original}; merge what differs into it "
+        f"(`local-recall edit {original}`) and delete this file, or rename this file to adopt "
+        "it as a memory of its own"
+    )
+
+
 def plan_repair(
     path: Path,
     text: str,
@@ -97,14 +131,14 @@ def plan_repair(
     modified: datetime,
     taken: Collection[str],
     new_id: Callable[[], str],
+    held: Mapping[str, str] | None = None,
 ) -> Repair | Unfixable:
     """The repair of one skipped file (pure). `modified`: the file's mtime (the memory's
-    `occurred_at` when it has none); `taken`: ids other files already hold."""
-    parts = _split(path, text)
+    `occurred_at` when it has none); `taken`: ids other files already hold; `held`: the
+    normalised bodies the store's memories hold, to the id holding each."""
+    parts = _adoptable(path, text, held or {})
     if isinstance(parts, Unfixable):
         return parts
-    if not normalise_body(parts.body):
-        return Unfixable(path, "not fixed: the body is empty (nothing to remember)")
     data, header = parts.data, parts.header
     changes: list[str] = []
     added: list[str] = []
@@ -138,6 +172,26 @@ def plan_repair(
     if not changes:
         return Unfixable(path, "not fixed: nothing --fix knows how to change")
     return Repair(path, target, fixed, tuple(changes))
+
+
+def _adoptable(path: Path, text: str, held: Mapping[str, str]) -> _Parts | Unfixable:
+    """The file's parts, unless it is no memory to adopt: a note about the folder, a copy of
+    a memory (by its name, or by the text a memory holds), an empty body, broken YAML."""
+    refused = not_a_memory(path.name)
+    if refused is not None:
+        return Unfixable(path, refused)
+    parts = _split(path, text)
+    if isinstance(parts, Unfixable):
+        return parts
+    body = normalise_body(parts.body)
+    if not body:
+        return Unfixable(path, "not fixed: the body is empty (nothing to remember)")
+    holder = held.get(body)
+    if holder is not None:
+        return Unfixable(
+            path, f"not fixed: memory {holder} holds the same text (a copy): delete this file"
+        )
+    return parts
 
 
 def _choose_id(path: Path, stated: object, taken: Collection[str]) -> str | Unfixable | None:
@@ -178,25 +232,31 @@ def repair_files(
     taken: set[str],
     new_id: Callable[[], str],
     lock_path: Path,
+    held: MutableMapping[str, str] | None = None,
 ) -> list[Repair | Unfixable]:
     """Carry out `plan_repair` for each skipped file, under the store's lock (`lock_path`):
     the fixed text is written atomically under its id, then the old name is removed. `taken`
-    (the ids files already hold) grows with each fix."""
+    (the ids files already hold) and `held` (their bodies) grow with each fix."""
     results: list[Repair | Unfixable] = []
+    bodies: MutableMapping[str, str] = {} if held is None else held
     with held_lock(lock_path, timeout=60.0, what="the store lock"):
         for path in problems:
-            results.append(_repair_one(path, taken, new_id))
+            results.append(_repair_one(path, taken, new_id, bodies))
     return results
 
 
-def _repair_one(path: Path, taken: set[str], new_id: Callable[[], str]) -> Repair | Unfixable:
+def _repair_one(
+    path: Path, taken: set[str], new_id: Callable[[], str], held: MutableMapping[str, str]
+) -> Repair | Unfixable:
     try:
         text = read_bytes_nofollow(path, MAX_FILE_BYTES).decode("utf-8")
     except UnicodeDecodeError:
         return Unfixable(path, "not fixed: not UTF-8 text")
     except OSError as exc:  # a symlink, a FIFO, too large: never followed or rewritten
         return Unfixable(path, f"not fixed: {exc.strerror or exc}")
-    plan = plan_repair(path, text, modified=modified_at(path), taken=taken, new_id=new_id)
+    plan = plan_repair(
+        path, text, modified=modified_at(path), taken=taken, new_id=new_id, held=held
+    )
     if isinstance(plan, Unfixable):
         return plan
     if plan.target != plan.source and os.path.lexists(plan.target):
@@ -208,6 +268,8 @@ def _repair_one(path: Path, taken: set[str], new_id: Callable[[], str]) -> Repai
     except (OSError, StorageError) as exc:
         return Unfixable(path, f"not fixed: {exc}")
     taken.add(plan.target.stem)
+    # a second copy of the same new note is a copy of this one now
+    held.setdefault(parse_memory_text(plan.text, plan.target).body, plan.target.stem)
     return plan
 
 
@@ -217,4 +279,5 @@ def repair_store(store: MemoryStore, new_id: Callable[[], str]) -> list[Repair |
     scan, folder = store.scan(), store.directory
     skipped = [p.path for p in scan.problems if p.path.parent == folder and p.path.suffix]
     taken = {m.id for m in scan.memories} | {p.path.stem for p in scan.problems}
-    return repair_files(skipped, taken=taken, new_id=new_id, lock_path=store.lock_path)
+    held = {normalise_body(m.body): m.id for m in scan.memories}
+    return repair_files(skipped, taken=taken, new_id=new_id, lock_path=store.lock_path, held=held)
