@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from local_recall.capture.budget import BUDGET_FILENAME, load_daily_spend
-from local_recall.capture.health import ExtractionHealth, describe, read_health
+from local_recall.capture.health import ExtractionHealth, describe, read_health, warning_line
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.model import Memory
 from local_recall.recall import Recall
@@ -80,6 +80,14 @@ def _daemon_status(recall: Recall) -> dict[str, Any] | None:
         if isinstance(item, dict):  # the whole pass report is long: when and how long suffice
             result[key] = {"at": item.get("at"), "seconds": item.get("seconds")}
     return result
+
+
+def extraction_warning(recall: Recall) -> str:
+    """The line a session start shows while extraction has been failing for a while, else "":
+    the viewer shows it on every page, by the same rule (capture/health.py)."""
+    now = recall.settings.clock()
+    health = read_health(recall.layout.state_dir, now)
+    return warning_line(health, now) if health is not None else ""
 
 
 def _extraction(recall: Recall) -> dict[str, Any]:

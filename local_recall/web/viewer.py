@@ -42,7 +42,7 @@ from local_recall.web.shapes import (
     provenance,
     split_keywords,
 )
-from local_recall.web.stats import gather_stats
+from local_recall.web.stats import extraction_warning, gather_stats
 from local_recall.web.transcript import session_turns
 
 MAX_FILE_VIEW_BYTES = 512_000
@@ -285,12 +285,14 @@ class Viewer:
 
     # --- other views --------------------------------------------------------------------------
 
-    def counts(self) -> dict[str, int]:
-        """For the navigation bar: how many wait for review, how many are stale."""
+    def counts(self) -> dict[str, Any]:
+        """For the navigation bar, on every page: how many wait for review, how many are stale,
+        and the warning a session start gives while extraction fails ("" when none)."""
         memories, stale = self._state()
         return {
             "unreviewed": sum(1 for m in memories if m.unreviewed and m.kind == "episodic"),
             "stale": sum(1 for m in memories if m.id in stale),
+            "extraction_warning": extraction_warning(self.recall),
         }
 
     def stats(self) -> dict[str, Any]:

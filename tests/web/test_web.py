@@ -195,7 +195,7 @@ def test_api_lists_searches_and_shows_a_memory(client: tuple[Any, Any]) -> None:
     missing = "00000000-0000-4000-8000-000000000000"
     assert http.get(f"/api/memories/{missing}").status_code == 404
     assert http.get("/api/memories", params={"kind": "nope"}).status_code == 400
-    assert http.get("/api/counts").json() == {"unreviewed": 0, "stale": 0}
+    assert http.get("/api/counts").json() == {"unreviewed": 0, "stale": 0, "extraction_warning": ""}
 
 
 def test_api_edit_goes_through_the_library_and_refuses_a_stale_editor(

@@ -74,6 +74,9 @@ async function refreshCounts() {
     const counts = await api("/api/counts");
     document.getElementById("count-review").textContent = counts.unreviewed || "";
     document.getElementById("count-stale").textContent = counts.stale || "";
+    const health = document.getElementById("health"); // failing extraction, on every page
+    health.textContent = counts.extraction_warning || "";
+    health.hidden = !counts.extraction_warning;
   } catch { /* the view itself reports errors */ }
 }
 

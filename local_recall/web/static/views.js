@@ -103,6 +103,8 @@ export async function statsView() {
     h("h2", {}, "Index"),
     table([["Embedder", s.index.embedder], ["Indexed", s.index.indexed], ["Files", s.index.files],
       ["Embedder error", s.index.embedder_error], ["Index error", s.index.index_error], ["Last degraded search", s.index.last_fallback]]),
+    h("h2", {}, "Extraction"),
+    table([["Status", s.extraction.summary]]),
     h("h2", {}, `Extraction budget (${s.budget.date}, UTC)`),
     table([["Calls", limit(s.budget.calls, s.budget.max_calls)], ["Tokens", limit(s.budget.tokens, s.budget.max_tokens)]]),
     h("h2", {}, "Daemon"),
