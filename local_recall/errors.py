@@ -19,9 +19,9 @@ class InvalidInput(RecallError):
 
 
 class InvalidMemoryId(InvalidInput):
-    def __init__(self, value: str) -> None:
+    def __init__(self, value: str, expected: str = "a UUID") -> None:
         shown = value if len(value) <= 60 else value[:57] + "..."
-        super().__init__(f"not a memory id (expected a UUID): {shown!r}")
+        super().__init__(f"not a memory id (expected {expected}): {shown!r}")
         self.value = value
 
 

@@ -295,7 +295,8 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
         check_claude_hooks(settings.root, settings.claude_config_dir, settings.which, here=_cwd())
     )
     checks.extend(check_claude_mcp(settings.root, settings.claude_config_dir, settings.which))
-    checks.extend(check_claude_cli(settings.which))
+    extraction = opened.config.extraction if isinstance(opened, Recall) else None
+    checks.extend(check_claude_cli(settings.which, extraction))
     from local_recall.cli.agents import agent_checks
 
     checks.extend(agent_checks(settings.root, settings.which))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from local_recall.doctor.check import FAIL, OK, WARN, Check
 from local_recall.errors import RecallError
+from local_recall.repo.config import ExtractionConfig
 
 
 def _command_found(program: str, which: Callable[[str], str | None]) -> bool:
@@ -203,14 +204,36 @@ def check_claude_mcp(
             yield Check("claude mcp", OK, f"{path}: {entry['command']}")
 
 
-def check_claude_cli(which: Callable[[str], str | None]) -> Iterable[Check]:
-    """Information only: the CLI is needed for extraction with extractor = claude."""
+def check_claude_cli(
+    which: Callable[[str], str | None], extraction: ExtractionConfig | None = None
+) -> Iterable[Check]:
+    """Where the `claude` CLI is. Information only unless extraction runs it (enabled,
+    extractor = claude): then a missing one is a warning, since nothing is extracted without it."""
+    needed = extraction is not None and extraction.enabled and extraction.extractor == "claude"
+    configured = extraction.claude_path if extraction is not None else ""
+    if configured:
+        found = os.access(configured, os.X_OK) and Path(configured).is_file()
+        detail = f"extraction.claude_path: {configured}"
+        yield Check(
+            "claude cli",
+            OK if found or not needed else WARN,
+            detail + ("" if found else " is not an executable file"),
+        )
+        return
     claude = which("claude")
-    yield Check(
-        "claude cli",
-        OK,
-        f"found at {claude}"
-        if claude
-        else "not on PATH (needed only "
-        "for extraction with extractor = claude; see extraction.claude_path)",
-    )
+    if claude:
+        yield Check("claude cli", OK, f"found at {claude}")
+    elif needed:
+        yield Check(
+            "claude cli",
+            WARN,
+            "not on PATH, and extraction runs it (extractor = claude): nothing is extracted "
+            "until it is; or set extraction.claude_path, or another extractor",
+        )
+    else:
+        yield Check(
+            "claude cli",
+            OK,
+            "not on PATH (needed only for extraction with extractor = claude; see "
+            "extraction.claude_path)",
+        )

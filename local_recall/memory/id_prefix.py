@@ -32,8 +32,10 @@ def resolve_id(memory_id: str, memories: Callable[[], Sequence[Memory]]) -> str:
     try:
         return parse_memory_id(memory_id)
     except InvalidMemoryId:
-        if not looks_like_prefix(memory_id):
-            raise
+        if not looks_like_prefix(memory_id):  # `show 29`: say what a short id needs
+            raise InvalidMemoryId(
+                memory_id, f"a UUID, or at least {MIN_PREFIX} of its first hex digits"
+            ) from None
     listed = memories()
     found = ids_with_prefix(memory_id, (m.id for m in listed))
     if not found:
