@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -41,7 +42,8 @@ class Ran:
     returncode: int
     stdout: str
     stderr: str
-    seconds: float
+    seconds: float  # wall time: printed, never bounded (tests/test_no_wall_clock.py)
+    cpu_seconds: float = 0.0  # the hook process's own CPU time, user + system
 
     def context(self) -> str:
         """The additionalContext of a hook's output (asserting the output is well-formed)."""
@@ -73,7 +75,7 @@ def run_hook(
     env: Mapping[str, str] | None = None,
     timeout: float = 30,
 ) -> Ran:
-    started = time.monotonic()
+    started, cpu = time.monotonic(), children_cpu_seconds()
     proc = subprocess.run(
         [sys.executable, "-m", "local_recall", "hook", event],
         input=stdin,
@@ -87,7 +89,15 @@ def run_hook(
         proc.stdout.decode("utf-8"),
         proc.stderr.decode("utf-8", "replace"),
         time.monotonic() - started,
+        children_cpu_seconds() - cpu,
     )
+
+
+def children_cpu_seconds() -> float:
+    """CPU time of this process's waited-for children: around one subprocess.run, that child's
+    own. Unlike wall time it hardly moves when the machine is busy."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def prompt_input(prompt: str, repo: Path) -> bytes:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from local_recall.hooks.answers import HookRun, answer_prompt, answer_session_start, log
-from local_recall.hooks.process import exit_with, run_with_deadline
+from local_recall.hooks.process import deadline_seconds, exit_with, run_with_deadline
 from local_recall.hooks.settings import read_hook_settings
 from local_recall.repo.layout import RECALL_DIRNAME, Layout, discover_root
 
@@ -130,7 +130,7 @@ def run_agent_hook(hooks: AgentHooks, args: list[str]) -> int:
     output = run_with_deadline(
         lambda result: _handle(hooks, event, sys.stdin.buffer, environ, result),
         name=f"hook-{hooks.agent}-{event}",
-        seconds=DEADLINE_SECONDS,
+        seconds=deadline_seconds(DEADLINE_SECONDS, environ),
     )
     if output is None:
         _deadline_exit(hooks, environ, event, time.monotonic() - started)

@@ -3,10 +3,26 @@ its deadline; the output is written in one piece; the process ends with status 0
 happened (fail open: a hook never breaks or stalls the agent's session)."""
 
 import contextlib
+import math
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import NoReturn
+
+# Replaces every hook's own deadline (and the MCP prompt tool's): a test waits for the event
+# instead of a stopwatch, a very slow machine can give its hooks longer. Not a config key: a
+# committed config may not decide how long a teammate's prompt waits.
+DEADLINE_ENV = "LOCAL_RECALL_HOOK_DEADLINE_SECONDS"
+
+
+def deadline_seconds(default: float, environ: Mapping[str, str]) -> float:
+    """`default`, or the positive number of seconds $LOCAL_RECALL_HOOK_DEADLINE_SECONDS gives
+    (anything else in it is ignored: a hook never fails on its environment)."""
+    try:
+        seconds = float(environ.get(DEADLINE_ENV, ""))
+    except ValueError:
+        return default
+    return seconds if math.isfinite(seconds) and seconds > 0 else default
 
 
 def run_with_deadline(

@@ -23,7 +23,9 @@ from local_recall.repo.files import read_text_nofollow
 
 ENV_PREFIX = "LOCAL_RECALL_"
 # LOCAL_RECALL_* variables that are not config keys (they select the repo or mark a process).
-NON_CONFIG_ENV = frozenset({"ROOT", "EXTRACTOR", "CLAUDE_BIN", "CONFIG_DIR"})
+NON_CONFIG_ENV = frozenset(
+    {"ROOT", "EXTRACTOR", "CLAUDE_BIN", "CONFIG_DIR", "HOOK_DEADLINE_SECONDS"}
+)
 MAX_CONFIG_BYTES = 1_000_000
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 

@@ -493,7 +493,7 @@ def test_hanging_api_is_killed_at_the_timeout(tmp_path: Path) -> None:
         reached_api = len(api.message_requests())
     assert "timed out" in str(err.value)
     assert reached_api == 1  # it was the API that hung, not the start-up
-    assert 6 <= elapsed < 12
+    assert elapsed >= 6  # killed at its timeout (the API hangs an hour: pytest's timeout else)
     if os.path.isdir("/proc"):
         assert processes_with(marker) == []
 

@@ -1018,7 +1018,8 @@ def test_second_pass_waits_while_one_is_running(offline: World) -> None:
         report = recall.sync_transcripts(extractor=ScriptedExtractor(), lock_timeout=0.3)
         waited = time.monotonic() - started
     assert report.stopped == "already_running" and report.errors == (ALREADY_RUNNING,)
-    assert 0.3 <= waited < 3 and report.chunks_sent == 0
+    # it waited its lock_timeout, no less (held for ever, ignoring it would hang: pytest's timeout)
+    assert waited >= 0.3 and report.chunks_sent == 0
     assert (
         recall.sync_transcripts(extractor=ScriptedExtractor()).memories_created == 1
     )  # lock freed

@@ -11,10 +11,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -80,7 +80,7 @@ def test_a_stale_pointer_means_no_daemon(repo: Path) -> None:
     ran = run_hook("session-start", b'{"source": "startup"}', repo, env=env)
     assert (ran.returncode, ran.stdout, ran.stderr) == (0, "", "")
     assert "searching in-process" not in log_text(repo)  # session-start: no search at all
-    assert ran.seconds < 5
+    assert "gave up" not in log_text(repo)  # it finished, not its deadline
 
 
 def test_a_failed_daemon_search_means_no_context_and_no_fallback(
@@ -171,7 +171,7 @@ def test_session_end_hands_the_transcript_to_the_daemon(repo: Path, stand_in: St
     # the session's Claude Code variables, so the daemon extracts with this session's (issue 24)
     assert request["env"] and all(is_claude_variable(name) for name in request["env"])
     assert request["env"]["CLAUDE_CONFIG_DIR"]
-    assert ran.seconds < 1.5
+    assert "gave up" not in log_text(repo)  # handed over within SessionEnd's 1 s deadline
 
 
 HEAVY = {
@@ -237,13 +237,19 @@ def test_malformed_stdin_never_breaks_a_hook(
 
 
 def test_a_10_mb_prompt_is_drained_and_its_start_used(repo: Path, stand_in: StandIn) -> None:
+    other_session = {
+        **json.loads(prompt_input("how do we dedupe saves?", repo)),
+        "session_id": "s0",
+    }
+    small = run_hook("user-prompt-submit", json.dumps(other_session).encode(), repo)
     prompt = "how do we dedupe saves? " + "x" * (10 * 1024 * 1024)
     ran = run_hook("user-prompt-submit", prompt_input(prompt, repo), repo)
     assert_clean(ran)
     assert str(HIT["body"]) in ran.context()
-    (request,) = stand_in.requests
+    (_, request) = stand_in.requests
     assert request["query"] == prompt[:2000]
-    assert ran.seconds < 5
+    # streamed, not parsed whole: the 10 MB cost the hook's CPU about what a short prompt does
+    assert ran.cpu_seconds < 3 * small.cpu_seconds, (small.cpu_seconds, ran.cpu_seconds)
 
 
 def test_unknown_event_or_no_event_exits_0_silently(repo: Path) -> None:
@@ -414,7 +420,11 @@ def test_without_a_daemon_session_start_lists_in_process(repo: Path) -> None:
 @pytest.mark.slow
 def test_a_hanging_daemon_costs_only_the_query_timeout(repo: Path) -> None:
     add_memories(repo)
-    env = hook_env(repo, {"LOCAL_RECALL_HOOKS_QUERY_TIMEOUT_MS": "100"})
+    # A deadline no load reaches: the hook can only answer by giving up on the daemon in time
+    env = hook_env(
+        repo,
+        {"LOCAL_RECALL_HOOKS_QUERY_TIMEOUT_MS": "100", "LOCAL_RECALL_HOOK_DEADLINE_SECONDS": "120"},
+    )
     path = socket_paths(repo.resolve(), env)[0]
     path.parent.mkdir(mode=0o700, exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -422,14 +432,18 @@ def test_a_hanging_daemon_costs_only_the_query_timeout(repo: Path) -> None:
     listener.listen(8)  # accepts connections (kernel backlog), never answers
     try:
         ran = run_hook(
-            "user-prompt-submit", prompt_input("dedupe memory saves?", repo), repo, env=env
+            "user-prompt-submit",
+            prompt_input("dedupe memory saves?", repo),
+            repo,
+            env=env,
+            timeout=150,
         )
     finally:
         listener.close()
         os.unlink(path)
     assert_clean(ran)
     assert "two sessions may save the same memory" in ran.context()  # fallback answered
-    assert ran.seconds < 8.5
+    assert "gave up" not in log_text(repo)
 
 
 @pytest.mark.slow
@@ -437,14 +451,13 @@ def test_a_stuck_hook_gives_up_at_the_deadline(repo: Path) -> None:
     """Whatever hangs (here: stdin that never ends; a wedged filesystem would do the same),
     the hook leaves at its deadline with exit 0 and nothing on stdout."""
     add_memories(repo, index=False)
-    started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "local_recall", "hook", "user-prompt-submit"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=repo,
-        env=hook_env(repo),
+        env=hook_env(repo, {"LOCAL_RECALL_HOOK_DEADLINE_SECONDS": "1.5"}),
     )
     try:
         assert proc.stdin is not None
@@ -457,7 +470,6 @@ def test_a_stuck_hook_gives_up_at_the_deadline(repo: Path) -> None:
         if proc.poll() is None:
             proc.kill()
         proc.communicate()  # closes the pipes
-    seconds = time.monotonic() - started
     assert (proc.returncode, stdout, stderr) == (0, b"", b"")
-    assert 7.5 < seconds < 10
-    assert "gave up after" in log_text(repo)
+    [waited] = re.findall(r"hook UserPromptSubmit: gave up after ([0-9.]+) s", log_text(repo))
+    assert float(waited) >= 1.5  # its deadline, from the environment, and not before it

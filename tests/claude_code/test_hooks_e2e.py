@@ -107,7 +107,10 @@ def test_memories_reach_the_model(project: tuple[Path, dict[str, str]], tmp_path
 def assert_answers(done: subprocess.CompletedProcess[str], seconds: float) -> None:
     assert done.returncode == 0, done.stderr
     assert ANSWER in done.stdout
-    assert seconds < 60  # hooks have deadlines well inside Claude Code's timeouts
+    # Not bounded: on a busy machine Claude Code itself is slow. That our deadlines sit inside
+    # its timeouts is tests/hooks/test_deadlines.py; that a hook gives up at its deadline,
+    # test_a_stuck_hook_gives_up_at_the_deadline (tests/test_no_wall_clock.py).
+    print(f"claude -p answered in {seconds:.1f} s")
 
 
 def test_no_index_and_no_daemon(project: tuple[Path, dict[str, str]], tmp_path: Path) -> None:

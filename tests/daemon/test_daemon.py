@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -338,7 +337,6 @@ def test_session_end_and_transcript_changes_trigger_a_pass(
     stdin = json.dumps(
         {"cwd": str(repo), "transcript_path": "/x/s.jsonl", "reason": "exit"}
     ).encode()
-    started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "local_recall", "hook", "session-end"],
         input=stdin,
@@ -347,8 +345,9 @@ def test_session_end_and_transcript_changes_trigger_a_pass(
         cwd=repo,
         timeout=30,
     )
-    assert time.monotonic() - started < 1.5
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    # handed over within SessionEnd's own 1 s deadline, not cut off by it
+    assert "gave up" not in (repo / "local-recall" / "recall.log").read_text("utf-8")
     wait_for(
         lambda: (
             (status_json(repo).get("last_pass") or {}).get("report", {}).get("reason")
@@ -372,8 +371,8 @@ def test_session_end_and_transcript_changes_trigger_a_pass(
 def test_session_start_hook_starts_the_daemon_without_waiting(repo: Path) -> None:
     env = daemon_env(repo, CLAUDE_PROJECT_DIR=str(repo))
     stdin = json.dumps({"cwd": str(repo), "source": "startup"}).encode()
+    sockets = socket_paths(repo.resolve(), env)
     try:
-        started = time.monotonic()
         proc = subprocess.run(
             [sys.executable, "-m", "local_recall", "hook", "session-start"],
             input=stdin,
@@ -383,9 +382,10 @@ def test_session_start_hook_starts_the_daemon_without_waiting(repo: Path) -> Non
             timeout=30,
         )
         assert (proc.returncode, proc.stderr) == (0, b"")
-        assert time.monotonic() - started < 5
+        # the hook is done before the daemon it started can answer (it loads the index first)
+        assert ask(sockets, {"op": "ping"}, 0.05) is None
         wait_for(lambda: lock_holder(Layout(repo)), 20)
-        wait_for(lambda: ask(socket_paths(repo.resolve(), env), {"op": "ping"}, 1.0), 60)
+        wait_for(lambda: ask(sockets, {"op": "ping"}, 1.0), 60)
     finally:
         stop_and_reap(repo)
 

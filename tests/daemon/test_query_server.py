@@ -9,7 +9,6 @@ import socket
 import stat
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -106,13 +105,17 @@ def test_oversized_request_is_refused(server: QueryServer) -> None:
     assert ask([server.path], {"op": "ping"}, 2.0) is not None
 
 
-def test_a_silent_client_does_not_block_others(server: QueryServer) -> None:
-    assert server.path is not None
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
-        idle.connect(str(server.path))  # connects, never sends
-        started = time.monotonic()
-        assert ask([server.path], {"op": "ping"}, 2.0) is not None
-        assert time.monotonic() - started < 1.0
+def test_a_silent_client_does_not_block_others(sock_dir: Path) -> None:
+    # The silent client is only dropped after an hour: a server that served one connection at
+    # a time could not answer the other within any wait
+    srv = QueryServer([sock_dir / "q.sock"], echo, request_timeout=3600)
+    path = srv.start()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
+            idle.connect(str(path))  # connects, never sends
+            assert ask([path], {"op": "ping"}, 30.0) is not None
+    finally:
+        srv.close()
 
 
 def test_concurrent_clients(server: QueryServer) -> None:
@@ -194,19 +197,16 @@ def test_client_gives_up_on_a_server_that_never_answers(sock_dir: Path) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(1)
-    try:
-        started = time.monotonic()
+    try:  # a client that ignored its timeout would wait here for ever (pytest's timeout)
         assert ask([path], {"op": "ping"}, 0.2) is None
-        assert time.monotonic() - started < 1.0
     finally:
         listener.close()
 
 
 def test_no_socket_means_no_answer_at_once(sock_dir: Path) -> None:
     sock_dir.mkdir(mode=0o700)
-    started = time.monotonic()
-    assert ask([sock_dir / "missing.sock"], {"op": "ping"}, 5.0) is None
-    assert time.monotonic() - started < 0.5
+    # an hour's timeout: waiting out any of it for a socket that is not there would show
+    assert ask([sock_dir / "missing.sock"], {"op": "ping"}, 3600.0) is None
 
 
 def test_socket_paths_are_short_private_and_per_repo() -> None:

@@ -49,10 +49,10 @@ HOSTILE: dict[str, tuple[str, str | None]] = {
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_a_hostile_header_is_refused_quickly_with_one_line(name: str) -> None:
     header, own_reason = HOSTILE[name]
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU, not wall time: a busy machine hardly moves it
     with pytest.raises(FrontmatterRefused) as refused:
         load_frontmatter(header)
-    assert time.perf_counter() - started < 0.2, name
+    assert time.thread_time() - started < 0.2, name  # ~1 ms measured; a bomb expanded: seconds
     reason = str(refused.value)
     assert reason.startswith("frontmatter ") and "\n" not in reason and len(reason) < 300, reason
     if own_reason is not None:
@@ -117,10 +117,10 @@ def test_hostile_files_are_reported_by_path_and_the_rest_is_read(tmp_path: Path)
         path.write_text(f"---\n{header}\nsubject: {name}\noccurred_at: 2025-01-01\n---\nbody\n")
         planted[path] = path.read_bytes()
 
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU, not wall time: a busy machine hardly moves it
     listed = recall.list()
     problems = {problem.path: problem.reason for problem in recall.problems()}
-    assert time.perf_counter() - started < 5
+    assert time.thread_time() - started < 5
 
     assert [memory.id for memory in listed] == [good]
     assert set(problems) == set(planted)

@@ -33,7 +33,6 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from local_recall.capture.transcripts import encode_project_dir
-from local_recall.claude_code.hooks.events import DEADLINE_SECONDS
 from local_recall.memory.format import render_memory
 from local_recall.memory.model import Memory, content_hash
 from local_recall.recall import Recall
@@ -469,8 +468,9 @@ class Measured:
     returncode: int
     stdout: bytes
     stderr: bytes
-    seconds: float
+    seconds: float  # wall time: printed, never bounded (tests/test_no_wall_clock.py)
     peak_rss_mb: float
+    cpu_seconds: float  # the command's own, user + system
 
 
 # A small launcher runs the command and reports the command's own rusage: a child forked
@@ -480,7 +480,8 @@ import json, os, subprocess, sys
 child = subprocess.Popen(sys.argv[2:])
 _, status, usage = os.wait4(child.pid, 0)
 with open(sys.argv[1], "w") as out:
-    json.dump({"status": os.waitstatus_to_exitcode(status), "maxrss_kb": usage.ru_maxrss}, out)
+    json.dump({"status": os.waitstatus_to_exitcode(status), "maxrss_kb": usage.ru_maxrss,
+               "cpu": usage.ru_utime + usage.ru_stime}, out)
 """
 
 
@@ -494,13 +495,18 @@ def run_measured(
         capture_output=True,
         cwd=cwd,
         env=dict(env),
-        timeout=60,
+        timeout=180,
     )
     seconds = time.monotonic() - started
     measured = json.loads(report.read_text("utf-8"))
     assert proc.returncode == 0
     return Measured(
-        measured["status"], proc.stdout, proc.stderr, seconds, measured["maxrss_kb"] / 1024
+        measured["status"],
+        proc.stdout,
+        proc.stderr,
+        seconds,
+        measured["maxrss_kb"] / 1024,
+        measured["cpu"],
     )
 
 
@@ -512,9 +518,11 @@ PROMPT = "how do we dedupe memory saves?"
 TEN_MB = PROMPT + " " + "x" * (10 * 1024 * 1024)
 
 
-def small_and_10_mb_prompt(repo: Path) -> tuple[Measured, Measured]:
-    """The prompt hook run on PROMPT, then on TEN_MB, each measured (time, peak RSS)."""
-    env = hook_env(repo)
+def small_and_10_mb_prompt(
+    repo: Path, extra: Mapping[str, str] | None = None
+) -> tuple[Measured, Measured]:
+    """The prompt hook run on PROMPT, then on TEN_MB, each measured (time, peak RSS, CPU)."""
+    env = hook_env(repo, extra)
     report = repo.parent / "rusage.json"
     small = run_measured(hook_args(), prompt_input(PROMPT, repo), repo, env, report)
     big = run_measured(hook_args(), prompt_input(TEN_MB, repo), repo, env, report)
@@ -529,7 +537,8 @@ def test_10_mb_prompt_with_a_daemon_bounded_time_and_memory(
     for ran in (small, big):
         assert (ran.returncode, ran.stderr) == (0, b"")
         assert json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert big.seconds < 5
+    # drained in 64 KB reads, not parsed whole: about the CPU of the small prompt's run
+    assert big.cpu_seconds < 3 * small.cpu_seconds, (small, big)
     # the 10 MB are drained in 64 KB reads, at most 1 MB kept: no copy of the prompt in memory
     assert big.peak_rss_mb < small.peak_rss_mb + 8, (small, big)
     print(
@@ -544,11 +553,12 @@ def test_10_mb_prompt_without_a_daemon_bounded_time_and_memory(repo: Path) -> No
     recall = open_recall(repo)
     recall.add("Dedupe saves with filelock", "Memory saves are deduplicated under a filelock.")
     recall.sync_index()
-    small, big = small_and_10_mb_prompt(repo)
+    # a deadline no load reaches: the in-process search loads the model (seconds when busy)
+    small, big = small_and_10_mb_prompt(repo, {"LOCAL_RECALL_HOOK_DEADLINE_SECONDS": "120"})
     for ran in (small, big):
         assert (ran.returncode, ran.stderr) == (0, b"")
-        assert b"filelock" in ran.stdout
-        assert ran.seconds < DEADLINE_SECONDS["UserPromptSubmit"] + 0.5
+        assert b"filelock" in ran.stdout  # answered: its deadline was not reached
+    assert big.cpu_seconds < 3 * small.cpu_seconds, (small, big)
     assert big.peak_rss_mb < small.peak_rss_mb + 12, (small, big)
     print(
         f"\n10 MB prompt, in-process fallback: {big.seconds:.2f} s, peak RSS "

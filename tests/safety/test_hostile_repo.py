@@ -17,7 +17,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -206,7 +205,6 @@ def hook(
 @pytest.mark.slow
 def test_a_hostile_repository_harms_nothing(hostile: Hostile) -> None:
     before = snapshot(hostile.canary)
-    started = time.monotonic()
     # Every CLI command below is its own process, in the repository with its environment, but
     # forked from one that imported the CLI (tests/cli_forks.py); the hooks,
     # the MCP server and the daemon start as they do in use.
@@ -219,7 +217,6 @@ def test_a_hostile_repository_harms_nothing(hostile: Hostile) -> None:
     assert snapshot(h.canary) == before  # nothing outside was written (content and mtime)
     assert not list(h.root.rglob("PWNED")) and not (h.root.parent / "PWNED").exists()
     assert os.readlink(h.root / "local-recall" / "recall.log") == str(h.canary / "target.sh")
-    assert time.monotonic() - started < 120
 
 
 def harms_nothing(h: Hostile) -> None:

@@ -7,7 +7,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -307,11 +306,10 @@ def _closed_port_url() -> str:
 
 def test_ollama_down_is_unavailable_quickly() -> None:
     url = _closed_port_url()
-    embedder = OllamaEmbedder(host=url, timeout_seconds=5)
-    started = time.monotonic()
+    # an hour's timeout: a refused connection is known at once, waiting out any of it would show
+    embedder = OllamaEmbedder(host=url, timeout_seconds=3600)
     with pytest.raises(EmbedderUnavailable, match=r"is not reachable; is `ollama serve` running"):
         embedder.embed_query("hello")
-    assert time.monotonic() - started < 2
     assert not ollama_available(url)
     with pytest.raises(EmbedderUnavailable, match=f"Ollama at {url} is not reachable"):
         ollama_models(url)
@@ -340,10 +338,9 @@ def test_ollama_server_error_is_one_line(fake_ollama: FakeOllama) -> None:
 def test_ollama_hang_times_out(fake_ollama: FakeOllama) -> None:
     fake_ollama.hang()
     embedder = OllamaEmbedder(host=fake_ollama.url, timeout_seconds=0.3)
-    started = time.monotonic()
+    # the server never answers: only the timeout ends the call (else pytest's timeout fails it)
     with pytest.raises(EmbedderUnavailable, match=r"did not answer within 0\.3 s"):
         embedder.embed_query("hello")
-    assert time.monotonic() - started < 3
     assert not ollama_available(fake_ollama.url, timeout=0.3)
 
 

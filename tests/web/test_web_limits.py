@@ -108,10 +108,8 @@ def test_a_body_over_the_cap_is_refused_by_its_length_unread(server: tuple[int, 
     port, token = server
     sock = connect(port)
     sock.sendall(post_head(port, token, "Content-Length: 300000000\r\n"))
-    started = time.monotonic()
-    head = response_head(sock)  # answered before one byte of the body was sent
+    head = response_head(sock)  # answered though not one byte of the body is ever sent
     assert head.startswith(b"HTTP/1.1 413"), head
-    assert time.monotonic() - started < 5
     sock.close()
 
 
@@ -145,19 +143,22 @@ def test_a_half_sent_request_is_closed_at_its_deadline(server: tuple[int, str]) 
     port, _ = server
     sock = connect(port)
     sock.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Slow: ".encode())
-    started = time.monotonic()
-    for _ in range(20):  # dribble a byte every 0.2 s: it keeps uvicorn's own timer alive
+    # Dribble a byte every 0.2 s (it keeps uvicorn's own timer alive) for up to 20x the
+    # deadline: the server must close the request while it is still coming in.
+    for dribbled in range(int(20 * SMALL.header_seconds / 0.2)):
         try:
             sock.sendall(b"a")
         except OSError:
             break
         time.sleep(0.2)
+    else:
+        pytest.fail(f"still open after {dribbled + 1} bytes dribbled")
     sock.settimeout(5)
     try:
         closed = sock.recv(1) == b""
     except ConnectionResetError:
         closed = True
-    assert closed and time.monotonic() - started < SMALL.header_seconds + 4
+    assert closed
     sock.close()
 
 

@@ -37,7 +37,7 @@ from local_recall.hooks.answers import (
     hand_over_transcript,
     log,
 )
-from local_recall.hooks.process import exit_with, run_with_deadline
+from local_recall.hooks.process import deadline_seconds, exit_with, run_with_deadline
 from local_recall.hooks.settings import read_hook_settings
 from local_recall.repo.layout import RECALL_DIRNAME, discover_root, resolve_layout
 
@@ -54,7 +54,8 @@ EVENTS = {
     "pre-compact": "PreCompact",
 }
 # Our own deadlines, well inside Claude Code's timeouts (30 s for prompts; SessionEnd hooks
-# share 1.5 s). Past them the hook exits 0 without output.
+# share 1.5 s). Past them the hook exits 0 without output. $LOCAL_RECALL_HOOK_DEADLINE_SECONDS
+# replaces them (hooks/process.py).
 DEADLINE_SECONDS = {
     "SessionStart": 8.0,
     "UserPromptSubmit": 8.0,
@@ -196,7 +197,7 @@ def run_hook(args: list[str]) -> int:
     output = run_with_deadline(
         lambda result: _handle(event, sys.stdin.buffer, environ, result),
         name=f"hook-{event}",
-        seconds=DEADLINE_SECONDS[event],
+        seconds=deadline_seconds(DEADLINE_SECONDS[event], environ),
     )
     if output is None:
         _deadline_exit(environ, event, time.monotonic() - started)

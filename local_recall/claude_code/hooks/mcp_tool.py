@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from local_recall.claude_code.hooks.events import AGENT, DEADLINE_SECONDS, hook_output
 from local_recall.claude_code.hooks.handoff import ServedMarker
 from local_recall.hooks.answers import HookRun, answer_prompt, context_in_process, log
-from local_recall.hooks.process import run_with_deadline
+from local_recall.hooks.process import deadline_seconds, run_with_deadline
 from local_recall.hooks.settings import read_hook_settings
 from local_recall.repo.layout import RECALL_DIRNAME
 
@@ -59,7 +59,7 @@ class PromptHook:
         output = run_with_deadline(
             lambda result: result.append(self._answer(prompt, prompt_id)),
             name="mcp-prompt-hook",
-            seconds=DEADLINE_SECONDS[EVENT],
+            seconds=deadline_seconds(DEADLINE_SECONDS[EVENT], self.environ),
         )
         if output is None:
             log(self.layout, AGENT, "WARNING", f"MCP prompt hook: no answer in time ({EVENT})")
