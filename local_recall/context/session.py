@@ -217,18 +217,31 @@ def pick_summaries(
     count: int,
 ) -> list[SummaryNote]:
     """At most `count` summaries in the order they are shown. `branch` None (unknown or
-    detached): summaries of every branch."""
+    detached): summaries of every branch. A summary saying word for word what one shown before
+    it says (sessions that asked and did the same) is left out: it would only cost tokens."""
     if count <= 0:
         return []
     newest = sorted(notes, key=lambda n: (n.occurred_at, n.id), reverse=True)
     on_branch = [n for n in newest if branch is None or n.branch == branch]
     if source not in CONTINUED_SOURCES:
-        return on_branch[:count]
+        return _distinct(on_branch)[:count]
     continued = [n for n in newest if session_id and n.id == session_id]
     if not continued and source == "clear":
         continued = on_branch[:1]
     rest = [n for n in on_branch if n not in continued]
-    return (continued + rest)[:count]
+    return _distinct(continued + rest)[:count]
+
+
+def _distinct(notes: Iterable[SummaryNote]) -> list[SummaryNote]:
+    """The first of each body (whitespace and case aside)."""
+    seen: set[str] = set()
+    kept = []
+    for note in notes:
+        body = " ".join(note.body.split()).casefold()
+        if body not in seen:
+            seen.add(body)
+            kept.append(note)
+    return kept
 
 
 def summary_block(note: SummaryNote) -> str:

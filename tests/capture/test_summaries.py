@@ -150,7 +150,8 @@ def test_prompt_carries_the_summary_so_far_and_defuses_closing_tags() -> None:
 # --- what SessionStart shows ------------------------------------------------------------------
 
 
-def note(sid: str, when: str, branch: str = "main", body: str = "## Request\n\nX") -> SummaryNote:
+def note(sid: str, when: str, branch: str = "main", body: str = "") -> SummaryNote:
+    body = body or f"## Request\n\nX in {sid}"
     return SummaryNote(sid, f"Session: {sid}", f"2026-11-{when}T10:00:00Z", body, branch, "")
 
 
@@ -174,6 +175,22 @@ def test_compact_puts_the_continued_session_first_and_clear_the_newest() -> None
     assert pick_summaries(notes, source="compact", session_id="o", **kw) == [OTHER, NEW, MID]
     # /clear starts a new session id: the newest summary of the branch is the one continued
     assert pick_summaries(notes, source="clear", session_id="fresh", **kw) == [NEW, MID, OLD]
+
+
+def test_a_summary_identical_to_one_shown_before_it_is_left_out() -> None:
+    """Issue 34.9: three `claude -p` runs that asked and did the same gave three identical
+    summaries, all injected at session start."""
+    same = "## Request\n\nRun the tests\n\n## Done\n\n- ran tox"
+    first, again, third = (
+        note(s, d, body=same) for s, d in (("a", "05"), ("b", "06"), ("c", "07"))
+    )
+    spaced = note("d", "08", body=same.replace("ran tox", "ran  Tox "))
+    kw: dict[str, Any] = {"session_id": "cur", "branch": "main", "count": 3}
+    assert pick_summaries([first, again, OLD, third], source="startup", **kw) == [third, OLD]
+    assert pick_summaries([spaced, third, MID], source="startup", **kw) == [spaced, MID]
+    # the continued session is the one kept
+    got = pick_summaries([first, again, third], source="compact", **{**kw, "session_id": "a"})
+    assert got == [first]
 
 
 def test_what_fits_the_budget() -> None:
