@@ -7,6 +7,7 @@ import sys
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
+from local_recall.cli.render import printable
 from local_recall.cli.search import console_progress
 
 
@@ -70,7 +71,7 @@ def pull(app: AppContext, source: str | None, as_json: bool) -> None:
     prompt hook's opt-in ([org] hook = true): searching it makes no request."""
     report = app.recall.org.pull(source)
     for note in report.notes:
-        click.echo(f"warning: {note}", err=True)
+        click.echo(f"warning: {printable(note)}", err=True)
     if as_json:
         emit_json(report.to_json())
         return

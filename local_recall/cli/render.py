@@ -5,6 +5,7 @@ imports it."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from local_recall.errors import InvalidMemoryFile
 
 def search_output(reply: Mapping[str, Any], *, as_json: bool, org: bool) -> tuple[str, list[str]]:
     """(stdout, stderr lines) of `local-recall search`."""
-    err = [f"warning: {note}" for note in reply.get("notes") or ()]
+    err = [f"warning: {printable(note)}" for note in reply.get("notes") or ()]
     hits: Sequence[Mapping[str, Any]] = reply.get("hits") or ()
     if as_json:
         out = json_text(list(hits))
@@ -25,12 +26,21 @@ def search_output(reply: Mapping[str, Any], *, as_json: bool, org: bool) -> tupl
             flags = "".join(f"  [{name}: {value}]" for name, value in life if value)
             repo = hit.get("repo")
             where = f"[{repo}]  " if repo else ("[this repo]  " if org else "")
-            lines.append(
-                f"{hit['score']:.2f}  {where}{hit['id']}  {hit['applies_to']:<20}  "
-                f"{hit['subject']}{flags}\n"
-            )
+            line = f"{where}{hit['id']}  {hit['applies_to']:<20}  {hit['subject']}{flags}"
+            lines.append(f"{hit['score']:.2f}  {printable(line)}\n")
         out = "".join(lines)
     return out, err
+
+
+# C0 and C1 controls and Unicode's line separators: what a terminal acts on instead of showing
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """One line a terminal shows as it is: a control character (an escape sequence's ESC, a
+    line break) is written as its `\\xNN` text. Another repository's memory (`--org`) may hold
+    anything."""
+    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def search_warnings(reply: Mapping[str, Any], *, as_json: bool) -> list[str]:

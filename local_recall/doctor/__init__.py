@@ -84,16 +84,20 @@ def check_config(loaded: Config | RecallError) -> Iterable[Check]:
 def check_config_values(config: Config) -> Iterable[Check]:
     """Where each value came from (default, user, committed, env): every personal key
     (capture and cost, repo/config_trust.py), and every other key not at its default."""
+    from local_recall.org.plan import shown_uri
     from local_recall.repo.config import SCHEMA
     from local_recall.repo.config_render import toml_literal
-    from local_recall.repo.config_trust import PERSONAL_KEYS
+    from local_recall.repo.config_trust import MACHINE_KEYS, PERSONAL_KEYS
 
     for section, keys in SCHEMA.items():
         for key in keys:
             origin = config.origin(section, key)
             if origin == "default" and (section, key) not in PERSONAL_KEYS:
                 continue
-            value = toml_literal(getattr(getattr(config, section), key))
+            value = getattr(getattr(config, section), key)
+            if MACHINE_KEYS.get((section, key)) == "no-credentials":  # shown without them
+                value = shown_uri(str(value))
+            value = toml_literal(value)
             yield Check("config value", OK, f"{section}.{key} = {value} ({origin})")
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from local_recall.doctor.check import OK, WARN, Check
+from local_recall.doctor.check import FAIL, OK, WARN, Check
 from local_recall.errors import RecallError
+from local_recall.org.plan import is_remote, shown_uri
+from local_recall.repo.config_trust import NO_SECRETS, credentials_in_uri
 
 
 def check_org(
@@ -18,10 +20,15 @@ def check_org(
     copy_age: Callable[[], float | None],
     stale_after: float,
 ) -> Iterable[Check]:
-    """`uri`: [org] uri as configured (shown without credentials by the caller); `copy_age`:
-    seconds since `org pull` copied it, None when there is no copy of it; `stale_after`: the
-    age at which searches start naming the copy as old."""
+    """`uri`: [org] uri as configured (shown here without credentials); `copy_age`: seconds
+    since `org pull` copied it, None when there is no copy of it; `stale_after`: the age at
+    which searches start naming the copy as old."""
     if not uri:
+        return
+    found = credentials_in_uri(uri) if is_remote(uri) else None
+    uri = shown_uri(uri)
+    if found is not None:  # from the environment or the user's config: the committed is dropped
+        yield Check("org index", FAIL, f"{uri}: the org URI holds {found}; {NO_SECRETS}")
         return
     try:
         name = own_name()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from local_recall.memory.model import Memory
 from local_recall.org.rows import HIT_COLUMNS, row_memory
@@ -50,6 +50,12 @@ class OrgHit:
     memory: Memory
     signals: Signals
     score: float
+
+
+class Scored(NamedTuple):
+    hits: list[OrgHit]
+    rough: bool  # a repository had no term statistics
+    malformed: int  # candidates that were not well-formed memories, left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,12 +166,14 @@ def score_candidates(
     repo_of: Callable[[Mapping[str, Any]], str],
     remote_of: Callable[[str], str],
     terms: TermsCache,
-) -> tuple[list[OrgHit], bool]:
+) -> Scored:
     """Each candidate's calibrated score; also whether a repository had no statistics (its
-    candidates then weigh words by their own rough statistics)."""
+    candidates then weigh words by their own rough statistics), and how many candidates were
+    not well-formed memories (left out: row_checks.py)."""
     memories = {key: m for key, row in found.rows.items() if (m := row_memory(row)) is not None}
+    malformed = len(found.rows) - len(memories)
     if not memories:
-        return [], False
+        return Scored([], False, malformed)
     depth = query.depth
     ran = ran_signals(vector=use_vector and query.vector is not None, text=True, fuzzy=True)
     signals = gather_signals(
@@ -193,4 +201,4 @@ def score_candidates(
         score = score_hit(ready)
         if score > 0:
             hits.append(OrgHit(repo, remote_of(repo), memory, ready, score))
-    return hits, rough
+    return Scored(hits, rough, malformed)

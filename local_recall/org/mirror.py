@@ -17,7 +17,6 @@ This repository's own dataset is left out (the local index answers for it).
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections.abc import Mapping
@@ -34,10 +33,19 @@ from local_recall.org.plan import (
     ORG_FORMAT,
     DatasetMeta,
     describe_store_error,
+    odd_name_note,
     parse_dataset_meta,
     shown_uri,
+    usable_names,
 )
-from local_recall.org.rows import HIT_COLUMNS, dataset_schema, parse_meta_body
+from local_recall.org.row_checks import schema_problem
+from local_recall.org.rows import (
+    HIT_COLUMNS,
+    CheckedTable,
+    checked_table,
+    dataset_schema,
+    parse_meta_body,
+)
 from local_recall.org.search import OrgFound
 from local_recall.repo.files import read_bytes_nofollow, through_symlink, write_text_atomic
 from local_recall.search.index.shared import SharedStore, SharedTable
@@ -50,7 +58,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 STATE_FILE: Final = "mirror.json"
-_SAFE_KEY: Final = re.compile(r"^[A-Za-z0-9._/~-]{1,300}$")
 _COPIED: Final = (*HIT_COLUMNS, "document", "fp")
 
 
@@ -133,16 +140,18 @@ class Mirror:
         store cannot be listed; a dataset that cannot be read is a note (its copy is kept)."""
         started = time.monotonic()
         try:
-            names = [n for n in source.table_names() if n != self.own]
+            listed = [n for n in source.table_names() if n != self.own]
         except IndexUnavailable as exc:
             raise OrgUnavailable(f"{shown_uri(uri)}: {describe_store_error(str(exc))}") from exc
+        names, odd = usable_names(listed)
+        notes: list[str] = [odd_name_note(name) for name in odd]
+        wanted = dataset_schema(self.dim, {})
         state = self._state()
         if state.get("uri") != shown_uri(uri):
             state = {}  # a copy of another org index: start afresh
         known: dict[str, int] = dict(state.get("datasets", {}))
         table = self._table(fresh=not state)
         self._handle = None  # a pull may have recreated the table
-        notes: list[str] = []
         copied: dict[str, int] = {}
         records: list[pa.Table] = []
         gone_repos = [name for name in known if name not in names]
@@ -157,7 +166,15 @@ class Mirror:
                     why = "not a local-recall dataset" if meta is None else meta.embedder
                     notes.append(f"org: not copied {name}: published with {why}")
                     continue
-                records.append(_prefixed(dataset.read(list(_COPIED)), name))
+                data = dataset.read(list(_COPIED))
+                # One dataset of the wrong shape is that dataset's note, never the pull's end
+                problem = schema_problem(data.schema, wanted)
+                if problem is not None:
+                    notes.append(f"org: not copied {name}: malformed dataset ({problem})")
+                    continue
+                checked = checked_table(data)
+                notes += _row_notes(name, checked)
+                records.append(_prefixed(checked.table, name))
                 copied[name] = version
             except IndexUnavailable as exc:
                 why = describe_store_error(str(exc))
@@ -204,7 +221,7 @@ class Mirror:
         become Python floats."""
         import pyarrow as pa
 
-        repos = {*copied, *gone}
+        repos = sorted({*copied, *gone})
         if not repos:
             return
         have = table.read(["key", "repo", "fp"]).to_pydict()
@@ -216,23 +233,27 @@ class Mirror:
             else None
         )
         wanted: set[str] = set()
-        changed = None
+        changed = False
         if data is not None:
             keys, fps = data.column("key").to_pylist(), data.column("fp").to_pylist()
             wanted = set(keys)
-            mask = [current.get(k) != f for k, f in zip(keys, fps, strict=True)]
-            changed = data.filter(pa.array(mask)) if any(mask) else None
-        stale = [
-            key
+            changed = any(current.get(k) != f for k, f in zip(keys, fps, strict=True))
+        stale = any(
+            repo in repos and key not in wanted
             for key, repo in zip(have["key"], have["repo"], strict=True)
-            if repo in repos and key not in wanted
-        ]
-        for key in stale:
-            if not _SAFE_KEY.match(key):
-                raise IndexUnavailable(f"refusing a malformed key {key!r}")
-        where = "key IN (" + ", ".join(f"'{k}'" for k in stale) + ")" if stale else None
-        if changed is not None or where:
-            table.apply(changed, on="key", delete_where=where)
+        )
+        if changed or stale:
+            # Rows leave by their repository's name, never by a key listed in SQL (a copy made
+            # before keys were checked may hold any text); a row is rewritten only when its
+            # fingerprint moved.
+            table.apply(
+                data,
+                on="key",
+                update_where="target.fp != source.fp OR target.fp IS NULL"
+                if data is not None
+                else None,
+                delete_where="repo IN (" + ", ".join(map(sql_text, repos)) + ")",
+            )
             table.maintain(ann_threshold=ann_threshold)
 
     # --- search ---------------------------------------------------------------------------------
@@ -259,7 +280,7 @@ class Mirror:
             skip=lambda row: row["kind"] == "repo",
             columns=(*HIT_COLUMNS, "repo"),
         )
-        hits, _ = score_candidates(
+        scored = score_candidates(
             found,
             query,
             use_vector=same,
@@ -268,7 +289,8 @@ class Mirror:
             remote_of=lambda repo: remotes.get(repo, ""),
             terms=self._terms,
         )
-        return OrgFound(tuple(hits), (), len(remotes), len(remotes))
+        notes = (f"org: {scored.malformed} malformed rows left out",) if scored.malformed else ()
+        return OrgFound(tuple(scored.hits), notes, len(remotes), len(remotes))
 
     def _opened(self) -> SharedTable:
         """The copy's table, opened once: reads check for a newer version (a pull by another
@@ -300,6 +322,23 @@ def _mirror_schema(dim: int, meta: DatasetMeta) -> pa.Schema:
 
     schema = dataset_schema(dim, meta.to_metadata())
     return schema.append(pa.field("repo", pa.string()))
+
+
+def _row_notes(name: str, checked: CheckedTable) -> list[str]:
+    notes = []
+    if checked.skipped:
+        first = checked.skipped[0]
+        notes.append(
+            f"org: {name}: {len(checked.skipped)} malformed rows not copied (e.g. {first})"
+        )
+    if checked.capped:
+        notes.append(f"org: {name}: {checked.capped} rows cut to this store's size limits")
+    return notes
+
+
+def sql_text(value: str) -> str:
+    """A string literal of the store's SQL filters: quoted, a quote inside doubled."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 def _prefixed(data: pa.Table, repo: str) -> pa.Table:

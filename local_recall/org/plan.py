@@ -78,6 +78,24 @@ def check_dataset_name(name: str) -> str:
     return name
 
 
+def usable_names(listed: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The listed datasets whose names are usable (check_dataset_name), and the others: a
+    folder of another name in the org prefix is left out, never the end of a listing."""
+    usable: list[str] = []
+    odd: list[str] = []
+    for name in listed:
+        try:
+            usable.append(check_dataset_name(name))
+        except InvalidInput:
+            odd.append(name)
+    return usable, odd
+
+
+def odd_name_note(name: str) -> str:
+    # repr: a name's line breaks and escapes are shown as text, never printed
+    return f"org: left out a dataset named {name[:MAX_NAME_CHARS]!r} (not a dataset name)"
+
+
 # --- what a dataset records -----------------------------------------------------------------
 
 
@@ -223,12 +241,13 @@ def is_remote(uri: str) -> bool:
 
 
 def shown_uri(uri: str) -> str:
-    """The URI for messages: without anything before an `@` or after a `?`."""
+    """The URI for messages: without anything before its last `@` (a secret key may hold a
+    `/`, so the host cannot be told from the path first) or after a `?`, on one line."""
     scheme, sep, rest = uri.partition("://")
     if not sep:
-        return uri
-    host, slash, path = rest.partition("/")
-    return f"{scheme}://{host.rpartition('@')[2]}{slash}{path.partition('?')[0]}"
+        return " ".join(uri.split())
+    rest = rest.partition("?")[0].rpartition("@")[2]
+    return " ".join(f"{scheme}://{rest}".split())
 
 
 # --- one list of hits -------------------------------------------------------------------------
@@ -282,5 +301,6 @@ def describe_store_error(message: str) -> str:
     for needles, meaning in _STORE_ERRORS:
         if any(needle in lowered for needle in needles):
             return meaning
-    flat = " ".join(message.split())
+    # an object's name in the store's words may hold anything, an escape sequence included
+    flat = "".join(c if c.isprintable() else "?" for c in " ".join(message.split()))
     return flat if len(flat) <= 160 else flat[:157] + "..."

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from local_recall.errors import InvalidInput
 from local_recall.memory.model import Memory
 from local_recall.org.plan import META_KEY, RepoIdentity
+from local_recall.org.row_checks import checked_row, meta_row_problem
 from local_recall.search.index.plan import fts_document
 from local_recall.search.relevance import TermStats, term_stats_from_json
 
@@ -152,24 +154,75 @@ def to_arrow(records: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Tabl
 
 def row_memory(row: Mapping[str, Any]) -> Memory | None:
     """A memory from a dataset row; None for a row that is not a well-formed memory (a dataset
-    is written by whoever may write it: nothing in it is trusted)."""
+    is written by whoever may write it: nothing in it is trusted, row_checks.py)."""
     try:
-        memory = Memory(
-            id=str(row["id"]),
-            subject=str(row["subject"]),
-            body=str(row["body"]),
-            keywords=tuple(str(k) for k in row["keywords"] or ()),
-            applies_to=str(row["applies_to"]),
-            occurred_at=datetime.fromtimestamp(float(row["occurred_at"]), UTC),
-            content_hash=str(row["content_hash"] or ""),
-            kind=str(row["kind"]),
-            commit=row.get("commit") or None,
-            unreviewed=bool(row["unreviewed"]),
-            superseded_by=row.get("superseded_by") or None,
-        )
-    except (KeyError, TypeError, ValueError, OverflowError, OSError):
+        return checked_row(row).memory
+    except InvalidInput:
         return None
-    return memory if memory.kind in ("episodic", "thinking") else None
+
+
+class CheckedTable(NamedTuple):
+    table: pa.Table  # the well-formed rows, with their checked and capped columns
+    skipped: tuple[str, ...]  # why each malformed row was left out
+    capped: int  # rows cut to the store's limits
+
+
+_CHECKED_COLUMNS: Final = (
+    "subject",
+    "body",
+    "keywords",
+    "content_hash",
+    "occurred_at",
+    "document",
+    "fp",  # never null: the copy rewrites a row whose fingerprint differs
+)
+
+
+def checked_table(data: pa.Table) -> CheckedTable:
+    """A dataset's rows (its meta row and memories) as a copy may hold them: malformed rows
+    left out, every memory's text checked and cut (row_checks.checked_row), its full-text
+    document rebuilt from that text. Vectors are kept as Arrow (never Python floats)."""
+    import pyarrow as pa
+
+    plain = data.drop_columns(["vector", "passages"]).to_pylist()
+    keep: list[int] = []
+    values: dict[str, list[Any]] = {name: [] for name in _CHECKED_COLUMNS}
+    skipped: list[str] = []
+    capped = 0
+    for index, row in enumerate(plain):
+        if row.get("key") == META_KEY and row.get("kind") == "repo":
+            problem = meta_row_problem(row)
+            if problem is not None:
+                skipped.append(problem)
+                continue
+            checked = {**row, "subject": " ".join(str(row.get("subject")).split()), "document": ""}
+            checked["fp"] = row.get("fp") or ""
+        else:
+            try:
+                memory, cut = checked_row(row)
+            except InvalidInput as exc:
+                skipped.append(str(exc))
+                continue
+            capped += cut
+            checked = {
+                "subject": memory.subject,
+                "body": memory.body,
+                "keywords": list(memory.keywords),
+                "content_hash": memory.content_hash,
+                "occurred_at": memory.occurred_at.timestamp(),
+                "document": fts_document(memory, memory.keywords),
+                "fp": row.get("fp") or "",
+            }
+        keep.append(index)
+        for name in _CHECKED_COLUMNS:
+            values[name].append(checked[name])
+    table = data.take(pa.array(keep, pa.int64()))
+    for name in _CHECKED_COLUMNS:
+        at = table.schema.get_field_index(name)
+        table = table.set_column(
+            at, table.schema.field(at), pa.array(values[name], table.schema.field(at).type)
+        )
+    return CheckedTable(table, tuple(skipped), capped)
 
 
 def parse_meta_body(body: str) -> tuple[RepoIdentity | None, TermStats | None]:

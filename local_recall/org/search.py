@@ -40,10 +40,13 @@ from local_recall.org.plan import (
     META_KEY,
     RepoIdentity,
     describe_store_error,
+    odd_name_note,
     parse_dataset_meta,
     shown_uri,
+    usable_names,
 )
 from local_recall.org.publish import Target
+from local_recall.org.row_checks import meta_row_problem
 from local_recall.org.rows import parse_meta_body
 from local_recall.search.index.shared import SharedStore, SharedTable
 from local_recall.search.relevance import (
@@ -110,12 +113,12 @@ class OrgSearcher:
             return OrgFound(notes=(f"org index {where} did not answer within {self.timeout:g} s",))
         if isinstance(listed, BaseException):
             return OrgFound(notes=(f"org index {where}: {describe_store_error(str(listed))}",))
-        names = [n for n in listed if n != self.own]
+        names, odd = usable_names([n for n in listed if n != self.own])
         query = OrgQuery(query_profile(text), query_terms(text), query_vector, depth)
         tasks = [(name, _bind(self._search_one, name, query, embedder)) for name in names]
         results = _run_all(tasks, deadline)
         hits: list[OrgHit] = []
-        notes: list[str] = []
+        notes: list[str] = [odd_name_note(name) for name in odd]
         answered = 0
         for name, outcome in results:
             if outcome is None:
@@ -140,9 +143,9 @@ class OrgSearcher:
         meta = parse_dataset_meta(table.metadata())
         if meta is None:
             raise IndexUnavailable("not a local-recall org dataset")
-        rows = table.read(["body"], where=f"key = '{META_KEY}'")
-        bodies = rows.column("body").to_pylist()
-        identity, stats = parse_meta_body(bodies[0]) if bodies else (None, None)
+        rows = table.read(["body"], where=f"key = '{META_KEY}'").to_pylist()
+        usable = rows and meta_row_problem(rows[0]) is None
+        identity, stats = parse_meta_body(rows[0]["body"]) if usable else (None, None)
         found = _Dataset(table, version, meta.embedder, identity, stats)
         with self._lock:
             self._datasets[name] = found
@@ -157,7 +160,7 @@ class OrgSearcher:
         if query.vector is not None and not same_model:
             note = f"published with embedder {dataset.embedder}, searched by its words only"
         found = gather(dataset.table, query, use_vector=same_model, skip=_is_meta)
-        hits, rough = score_candidates(
+        hits, rough, malformed = score_candidates(
             found,
             query,
             use_vector=same_model,
@@ -168,6 +171,8 @@ class OrgSearcher:
         )
         if rough:
             note = note or "no term statistics published; scores are rough"
+        if malformed:
+            note = f"{malformed} malformed rows left out" + (f"; {note}" if note else "")
         return hits, note
 
 

@@ -24,10 +24,11 @@ from local_recall.errors import (
 from local_recall.memory.model import Memory
 from local_recall.org.identity import remote_url, repo_identity
 from local_recall.org.mirror import Mirror, PullReport
-from local_recall.org.plan import dataset_name, merge_hits, storage_options
+from local_recall.org.plan import dataset_name, merge_hits, shown_uri, storage_options
 from local_recall.org.publish import Progress, PublishReport, Target, publish
 from local_recall.org.search import OrgFound, OrgSearcher
 from local_recall.repo.config import Config
+from local_recall.repo.config_trust import NO_SECRETS, credentials_in_uri
 from local_recall.search.embedders import Embedder, embedder_fingerprint
 from local_recall.search.index.shared import SharedStore
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
@@ -76,6 +77,10 @@ class OrgService:
             )
         if "://" not in chosen:  # a folder: relative to the repository, like every path here
             chosen = str((self.root / chosen).resolve())
+        elif (found := credentials_in_uri(chosen)) is not None:
+            # whichever source gave it (--to, the environment, a config file): checked as the
+            # committed one is, and never shown or used with its secret
+            raise InvalidInput(f"the org URI {shown_uri(chosen)} holds {found}; {NO_SECRETS}")
         options = storage_options(chosen, self.environ, timeout=self.config.timeout_seconds)
         return Target(chosen, options)
 

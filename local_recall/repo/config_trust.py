@@ -115,6 +115,10 @@ def is_loopback_url(value: str) -> bool:
         return False
 
 
+NO_SECRETS = (
+    "credentials come from the environment (AWS_ACCESS_KEY_ID, ...) or the store's own "
+    "config files, never the org URI (docs/org.md#setup)"
+)
 # Query parameters a LanceDB URI may carry that are not secrets (s3+ddb://bucket/p?ddbTableName=t)
 _URI_PARAMETERS = frozenset({"ddbtablename"})
 
@@ -128,7 +132,9 @@ def credentials_in_uri(uri: str) -> str | None:
         parts = urlsplit(uri.strip())
     except ValueError:
         return "an unparsable URL"
-    if "@" in parts.netloc:
+    # A secret key may hold a `/` (AWS's often do): `s3://KEY:abc/def@bucket` has no `@` in its
+    # netloc, so an `@` anywhere before the query counts.
+    if "@" in parts.netloc or "@" in uri.partition("?")[0].partition("://")[2]:
         return "a user name or password"
     unknown = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True)]
     unknown = [k for k in unknown if k.lower() not in _URI_PARAMETERS]
@@ -150,10 +156,7 @@ def committed_value_problem(section: str, key: str, value: object) -> str | None
         found = credentials_in_uri(str(value))
         if found is None:
             return None
-        return (
-            f"the org URI holds {found}; credentials come from the environment "
-            "(AWS_ACCESS_KEY_ID, ...) or the store's own config files, never a committed file"
-        )
+        return f"the org URI holds {found}; {NO_SECRETS}"
     if rule == "loopback":
         if isinstance(value, str) and is_loopback_url(value):
             return None

@@ -140,18 +140,29 @@ class SharedTable:
 
         return self._run("reading", call)
 
-    def apply(self, rows: pa.Table | None, *, on: str, delete_where: str | None) -> None:
+    def apply(
+        self,
+        rows: pa.Table | None,
+        *,
+        on: str,
+        delete_where: str | None,
+        update_where: str | None = None,
+    ) -> None:
         """Upsert `rows` by `on` and delete what `delete_where` selects in ONE commit: a reader
         sees the old version or the new one, never half a publish; a process killed before
         the commit leaves only unreferenced files. Concurrent commits are detected by the
-        store's conditional writes and retried by lance (docs/org.md#concurrency)."""
+        store's conditional writes and retried by lance (docs/org.md#concurrency). With
+        `rows`, `delete_where` selects among the rows `rows` does not hold; `update_where`
+        (`target.x != source.x`) limits which matched rows are rewritten."""
         if rows is None and delete_where is None:
             return
         if rows is None:
             self._run("deleting", lambda: self._table.delete(delete_where))
             return
         builder = (
-            self._table.merge_insert(on).when_matched_update_all().when_not_matched_insert_all()
+            self._table.merge_insert(on)
+            .when_matched_update_all(where=update_where)
+            .when_not_matched_insert_all()
         )
         if delete_where is not None:
             builder = builder.when_not_matched_by_source_delete(delete_where)
