@@ -53,7 +53,12 @@ export async function staleView(ctx) {
   const still = (m) => act("/api/stale/still-true", { id: m.id }, `Marked still true: ${m.subject}`, ctx);
   const remove = (m) => act(`/api/memories/${m.id}/delete`, {}, `Deleted: ${m.subject}`, ctx);
   const node = queue("Stale", "No memory is stale: their files have not changed much since.", rows, (m, item) => [
-    h("button", { type: "button", class: "still-true primary", onclick: () => still(m) }, "Still true (s)"),
+    // a deleted file cannot be "still true": keeping the memory drops that anchor instead
+    m.stale && m.stale.reason === "deleted"
+      ? h("button", { type: "button", class: "still-true", onclick: () => still(m),
+        title: "The file is gone: the memory stays, without it (a file: scope widens to its folder)" },
+      `Keep without ${m.stale.anchor} (s)`)
+      : h("button", { type: "button", class: "still-true primary", onclick: () => still(m) }, "Still true (s)"),
     h("button", { type: "button", class: "edit", onclick: () => editInPlace(item, m, ctx) }, "Edit (e)"),
     h("button", { type: "button", class: "delete danger", onclick: () => remove(m) }, "Delete (d)"),
   ], ctx);
