@@ -1,4 +1,5 @@
-"""Org index commands: `publish` (and `org pull`, the local copy the prompt hook may search)."""
+"""Org index commands: `publish`, `org pull` (the local copy the prompt hook may search) and
+`org forget` (a dataset an earlier name or remote left behind)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import click
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.cli.render import printable
 from local_recall.cli.search import console_progress
+from local_recall.org.plan import shown_uri
 
 
 @cli.command()
@@ -79,3 +81,19 @@ def pull(app: AppContext, source: str | None, as_json: bool) -> None:
         f"{report.uri}: {report.datasets} repositories copied ({report.rows} memories), "
         f"{report.unchanged} unchanged, {report.removed} removed in {report.seconds:.2f} s"
     )
+
+
+@org_group.command()
+@click.argument("name")
+@click.option("--from", "source", default=None, metavar="URI", help="Default: [org] uri.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
+@pass_app
+def forget(app: AppContext, name: str, source: str | None, as_json: bool) -> None:
+    """Remove the dataset NAME from the org index: the one a repository published under an
+    earlier name or remote (its memories are listed twice until then). Its own memories in
+    its repository are untouched; `org pull` then drops it from the local copy."""
+    uri = app.recall.org.forget(name, source)
+    if as_json:
+        emit_json({"forgotten": name, "uri": shown_uri(uri)})
+    else:
+        click.echo(f"{shown_uri(uri)}/{name}: removed")

@@ -9,7 +9,13 @@ from pathlib import Path
 
 from local_recall.errors import InvalidInput
 from local_recall.lifecycle.provenance import current_head
-from local_recall.org.plan import RepoIdentity, check_dataset_name, clean_remote, dataset_name
+from local_recall.org.plan import (
+    RepoIdentity,
+    check_dataset_name,
+    clean_remote,
+    dataset_name,
+    is_local_remote,
+)
 
 GIT_TIMEOUT_SECONDS = 5.0
 
@@ -61,6 +67,12 @@ def repo_identity(root: Path, environ: Mapping[str, str], name: str = "") -> Rep
     remote = remote_url(root, environ)
     if name:
         chosen = check_dataset_name(name)
+    elif remote and is_local_remote(remote):
+        raise InvalidInput(
+            f"this repository's remote is a path on this machine ({remote[:200]!r}): naming the "
+            "org dataset after it would put that path in a shared name; set [org] name in "
+            "local-recall/config.toml (or pass --name), e.g. acme--payments"
+        )
     elif remote:
         chosen = dataset_name(remote)
     else:

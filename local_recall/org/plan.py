@@ -50,6 +50,16 @@ def clean_remote(url: str) -> str:
     return text
 
 
+def is_local_remote(remote: str) -> bool:
+    """A remote that is a path on this machine (`/srv/git/x.git`, `../x`, `file:///x`), not a
+    repository the team shares: a dataset named after it would carry a machine path in a shared
+    name and change with every clone."""
+    text = remote.strip()
+    if "://" in text:
+        return text.partition("://")[0].lower() == "file"
+    return _SCP_LIKE.match(text) is None
+
+
 def dataset_name(remote: str) -> str:
     """The dataset of a repository: host, owner and name joined by `--`, e.g.
     `github.com--acme--payments` (predictable, so an admin can write access rules for it)."""

@@ -24,7 +24,14 @@ from local_recall.errors import (
 from local_recall.memory.model import Memory
 from local_recall.org.identity import remote_url, repo_identity
 from local_recall.org.mirror import Mirror, PullReport
-from local_recall.org.plan import dataset_name, merge_hits, shown_uri, storage_options
+from local_recall.org.plan import (
+    check_dataset_name,
+    dataset_name,
+    is_local_remote,
+    merge_hits,
+    shown_uri,
+    storage_options,
+)
 from local_recall.org.publish import Progress, PublishReport, Target, publish
 from local_recall.org.search import OrgFound, OrgSearcher
 from local_recall.repo.config import Config
@@ -68,11 +75,14 @@ class OrgService:
         self._own: list[str | None] = []
         self._lock = threading.Lock()
 
-    def target(self, uri: str | None = None) -> Target:
+    def target(self, uri: str | None = None, flag: str = "") -> Target:
+        """The store at `uri`, else [org] uri. `flag`: the option that gives one to the command
+        asking (`--to`, `--from`), named when there is none; `search` has no such option."""
         chosen = (uri or self.config.uri).strip()
         if not chosen:
+            passing = f"pass {flag}, or " if flag else ""
             raise InvalidInput(
-                "no org URI: pass --to, or set [org] uri in local-recall/config.toml "
+                f"no org URI: {passing}set [org] uri in local-recall/config.toml "
                 "or LOCAL_RECALL_ORG_URI (docs/org.md)"
             )
         if "://" not in chosen:  # a folder: relative to the repository, like every path here
@@ -92,7 +102,7 @@ class OrgService:
         progress: Progress | None = None,
     ) -> PublishReport:
         identity = repo_identity(self.root, self.environ, name or self.config.name)
-        target = self.target(to)
+        target = self.target(to, "--to")
         # A publish waits for the store as long as it needs (CI), unlike a search.
         options = storage_options(target.uri, self.environ, timeout=60.0)
         return publish(
@@ -112,7 +122,10 @@ class OrgService:
                 self._own.append(self.config.name)
             else:
                 remote = remote_url(self.root, self.environ)
-                self._own.append(dataset_name(remote) if remote else None)
+                if remote and not is_local_remote(remote):  # a path names no dataset
+                    self._own.append(dataset_name(remote))
+                else:
+                    self._own.append(None)
         return self._own[0]
 
     def searcher(self, uri: str | None = None) -> OrgSearcher:
@@ -140,12 +153,27 @@ class OrgService:
 
     def pull(self, uri: str | None = None) -> PullReport:
         """Bring the local copy (`org pull`) up to date with the store."""
-        target = self.target(uri)
+        target = self.target(uri, "--from")
         options = storage_options(target.uri, self.environ, timeout=60.0)
         source = SharedStore(target.uri, options)
         return self.mirror().pull(
             source, uri=target.uri, ann_threshold=self.ann_threshold, now=self._now()
         )
+
+    def forget(self, name: str, uri: str | None = None) -> str:
+        """Remove one repository's dataset from the store (`org forget`): the one an earlier
+        name or remote left behind. Its URI; InvalidInput when there is no such dataset."""
+        wanted = check_dataset_name(name)
+        target = self.target(uri, "--from")
+        store = SharedStore(target.uri, storage_options(target.uri, self.environ, timeout=60.0))
+        names = store.table_names()
+        if wanted not in names:
+            listed = ", ".join(n for n in names if n != wanted)[:300] or "none"
+            raise InvalidInput(
+                f"no dataset {wanted!r} in {shown_uri(target.uri)} (there: {listed})"
+            )
+        store.drop(wanted)
+        return target.uri
 
     def _now(self) -> float:
         return self._clock().timestamp()

@@ -104,6 +104,15 @@ class SharedStore:
         except Exception as exc:
             raise IndexUnavailable(f"cannot create {name}: {_one_line(exc)}") from exc
 
+    def drop(self, name: str) -> None:
+        """Delete a table and its versions (readers holding it open fail on their next read)."""
+        try:
+            self.connect().drop_table(name)
+        except IndexUnavailable:
+            raise
+        except Exception as exc:
+            raise IndexUnavailable(f"cannot remove {name}: {_one_line(exc)}") from exc
+
 
 class SharedTable:
     """One table of a SharedStore: reads, one-commit writes, the two candidate queries."""
