@@ -17,7 +17,7 @@ from tests.conftest import clean_env, git_init
 
 
 def test_a_local_path_is_not_a_shared_remote() -> None:
-    for local in ("/work/.mirror/jinja.git", "../jinja", "jinja", "file:///srv/git/x.git"):
+    for local in ("/srv/mirror/jinja.git", "../jinja", "jinja", "file:///srv/git/x.git"):
         assert is_local_remote(local), local
     for shared in (
         "git@github.com:pallets/jinja.git",
