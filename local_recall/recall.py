@@ -148,7 +148,7 @@ class Recall:
         def twin(scanned: Sequence[Memory]) -> Memory | None:  # judged on the redacted text
             return paraphrases.paraphrase_in(self.searcher, self.memories, draft, scanned)
 
-        # under the store's lock, on the memories it scanned there: one scan a save, not two
+        # decided outside the store's lock, on the memories `create` scans (issue 35.7)
         return self.memories.create(draft, unless=twin if unless_paraphrase else None)
 
     def add(self, subject: str, body: str, **options: Unpack[SaveOptions]) -> Memory:

@@ -43,7 +43,7 @@ from local_recall.repo.files import (
     write_bytes_atomic,
     write_text_atomic,
 )
-from local_recall.repo.locks import held_lock
+from local_recall.repo.locks import LockBusy, held_lock
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +85,10 @@ class MemoryStore:
         *,
         kind: str = "episodic",
         new_id: Callable[[], str],
+        lock_timeout: float = _LOCK_TIMEOUT_SECONDS,
     ) -> None:
         self.directory = directory
+        self.lock_timeout = lock_timeout  # seconds a writer waits for the store's lock
         self.kind = kind
         self._state_dir = state_dir
         self._catalog_path = state_dir / f"catalog-{kind}.json"
@@ -171,44 +173,29 @@ class MemoryStore:
 
     def create(self, draft: Draft, unless: Twin | None = None) -> Created:
         """Write a new memory unless one with the same normalised body exists, or `unless` names
-        one it paraphrases among the memories just scanned: that one is returned. Checks and
-        write hold one cross-process lock: 20 processes adding one memory leave one file."""
+        one it paraphrases: that one is returned. `unless` (it may sync an index, load a model:
+        seconds) is decided outside the cross-process lock; under it come the hash check and,
+        only if memories were written since, `unless` again (warm by then: milliseconds). One
+        fact saved by 20 processes at once leaves one file, none waits out another's model
+        load, and one that waited too long answers with the memory now holding its fact."""
         digest = content_hash(draft.body)
-        with self._lock():
-            scanned = self.scan().memories
-            for memory in scanned:
-                if memory.content_hash == digest:
-                    return Created(memory, created=False)
-            if unless is not None and (twin := unless(scanned)) is not None:
-                return Created(twin, created=False, paraphrase=True)
-            memory = self._memory_from_draft(self._new_id(), draft, digest, draft.extra)
-            self._write(memory)
-            remove_stale_temp_files(self.directory)
-            written = self._record_new_file(self.path_of(memory.id))
-        return Created(written, created=True)
-
-    def _memory_from_draft(
-        self, memory_id: str, draft: Draft, digest: str, extra: Mapping[str, Any]
-    ) -> Memory:
-        """The memory `draft` becomes as file `memory_id` of this store (`digest`: its body's)."""
-        return Memory(
-            id=memory_id,
-            subject=draft.subject,
-            body=draft.body,
-            keywords=draft.keywords,
-            applies_to=draft.applies_to,
-            occurred_at=draft.occurred_at,
-            content_hash=digest,
-            source=draft.source,
-            kind=self.kind,
-            commit=draft.commit,
-            branch=draft.branch,
-            session=draft.session,
-            files=draft.files,
-            unreviewed=draft.unreviewed,
-            extra=extra,
-            path=self.path_of(memory_id),
-        )
+        seen = self.scan().memories
+        if (found := _holder(seen, digest, unless)) is not None:
+            return found
+        try:
+            with self._lock():
+                now = self.scan().memories
+                again = unless if _state(now) != _state(seen) else None
+                if (found := _holder(now, digest, again)) is not None:
+                    return found
+                memory = _from_draft(self, self._new_id(), draft, digest, draft.extra)
+                self._write(memory)
+                remove_stale_temp_files(self.directory)
+                return Created(self._record_new_file(self.path_of(memory.id)), created=True)
+        except LockBusy:  # issue 35.7: "timed out waiting for the store lock" lost nothing
+            if (found := _holder(self.scan().memories, digest, unless)) is None:
+                raise
+            return found
 
     def _record_new_file(self, path: Path) -> Memory:
         """Add a file this process just wrote to the catalog without re-scanning the folder
@@ -244,8 +231,8 @@ class MemoryStore:
                 return Created(current, created=False)
             extra = dict(current.extra) if current is not None else {}
             extra.update(draft.extra)
-            memory = self._memory_from_draft(
-                parse_memory_id(memory_id), draft, digest, MappingProxyType(extra)
+            memory = _from_draft(
+                self, parse_memory_id(memory_id), draft, digest, MappingProxyType(extra)
             )
             self._write(memory)
             written = self._record_new_file(path)
@@ -292,7 +279,7 @@ class MemoryStore:
         write_text_atomic(memory.path, render_memory(memory))
 
     def _lock(self) -> contextlib.AbstractContextManager[None]:
-        return held_lock(self.lock_path, timeout=_LOCK_TIMEOUT_SECONDS, what="the store lock")
+        return held_lock(self.lock_path, timeout=self.lock_timeout, what="the store lock")
 
     # --- catalog ------------------------------------------------------------------------------
 
@@ -377,3 +364,47 @@ def _json_safe(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
+
+
+def _holder(memories: Sequence[Memory], digest: str, unless: Twin | None) -> Created | None:
+    """The memory among `memories` that already holds a draft's fact: the same body, or (with
+    `unless`) the same fact in other words."""
+    for memory in memories:
+        if memory.content_hash == digest:
+            return Created(memory, created=False)
+    if unless is not None and (twin := unless(memories)) is not None:
+        return Created(twin, created=False, paraphrase=True)
+    return None
+
+
+def _state(memories: Sequence[Memory]) -> frozenset[tuple[str, str]]:
+    """What a paraphrase check was decided on: which memories, with which bodies."""
+    return frozenset((memory.id, memory.content_hash) for memory in memories)
+
+
+def _from_draft(
+    store: MemoryStore,
+    memory_id: str,
+    draft: Draft,
+    digest: str,
+    extra: Mapping[str, Any],
+) -> Memory:
+    """The memory `draft` becomes as file `memory_id` of `store` (`digest`: its body's)."""
+    return Memory(
+        id=memory_id,
+        subject=draft.subject,
+        body=draft.body,
+        keywords=draft.keywords,
+        applies_to=draft.applies_to,
+        occurred_at=draft.occurred_at,
+        content_hash=digest,
+        source=draft.source,
+        kind=store.kind,
+        commit=draft.commit,
+        branch=draft.branch,
+        session=draft.session,
+        files=draft.files,
+        unreviewed=draft.unreviewed,
+        extra=extra,
+        path=store.path_of(memory_id),
+    )
