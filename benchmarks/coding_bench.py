@@ -50,7 +50,7 @@ import coding_data  # noqa: E402
 from coding_data import Item, ProjectData, Prompt  # noqa: E402
 
 from local_recall.context.notes import CHARS_PER_TOKEN, note_from_json  # noqa: E402
-from local_recall.context.prompt import fill_budget, prompt_context, prompt_query  # noqa: E402
+from local_recall.context.prompt import fill_budget, prompt_query, render_selection  # noqa: E402
 from local_recall.hooks.settings import HookSettings, load_hook_settings  # noqa: E402
 from local_recall.recall import Recall  # noqa: E402
 from local_recall.search.limits import MAX_LIMIT  # noqa: E402
@@ -67,6 +67,7 @@ class Outcome:
     pointers: tuple[str, ...]
     tokens: int
     seconds: float
+    top: tuple[tuple[str, float], ...] = ()  # (id, score) of the search's best, no threshold
 
 
 def hook_settings(recall: Recall) -> HookSettings:
@@ -80,15 +81,18 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
     query = prompt_query(text)
     limit = min(settings.search_limit, MAX_LIMIT)
     ranked: tuple[str, ...] = ()
+    top: tuple[tuple[str, float], ...] = ()
     shown: tuple[str, ...] = ()
     pointers: tuple[str, ...] = ()
     context = ""
     if query is not None:
         every = recall.query(SearchQuery(query, limit=limit, min_score=0.0), sync=False)
         ranked = tuple(hit.id for hit in every.hits)
+        top = tuple((hit.id, round(hit.score, 4)) for hit in every.hits[:10])
         if not has_nothing_to_look_up(query) and settings.prompt_tokens > 0:
+            floor = min(settings.prompt_min_score, settings.prompt_pointer_min_score)
             result = recall.query(
-                SearchQuery(query, limit=limit, min_score=settings.prompt_min_score),
+                SearchQuery(query, limit=limit, min_score=floor),
                 sync=False,
                 use_index=use_index,  # False: the hook's no-daemon path (files + vector cache)
             )
@@ -99,16 +103,23 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
                 if n is not None and (settings.inject_unreviewed or not n.unreviewed)
             ]
             selection = fill_budget(
-                kept, budget_tokens=settings.prompt_tokens, min_score=settings.prompt_min_score
+                kept,
+                budget_tokens=settings.prompt_tokens,
+                min_score=settings.prompt_min_score,
+                pointers=settings.prompt_pointers,
+                pointer_min_score=settings.prompt_pointer_min_score,
             )
-            context = prompt_context(
-                kept, budget_tokens=settings.prompt_tokens, min_score=settings.prompt_min_score
-            )
+            context = render_selection(selection, budget_tokens=settings.prompt_tokens)
             if context:
                 shown = tuple(n.id for n in selection.shown)
                 pointers = tuple(n.id for n in selection.pointers)
     return Outcome(
-        ranked, shown, pointers, len(context) // CHARS_PER_TOKEN, time.perf_counter() - started
+        ranked,
+        shown,
+        pointers,
+        len(context) // CHARS_PER_TOKEN,
+        time.perf_counter() - started,
+        top,
     )
 
 
@@ -130,6 +141,21 @@ def metrics(rows: Sequence[tuple[Prompt, Outcome, frozenset[str]]]) -> dict[str,
         return round(sum(got) / len(got), 3) if got else None
 
     tokens = [o.tokens for o in injected]
+    reach = [bool(set(o.shown) & a or set(o.pointers) & a) for _, o, a in pos]
+
+    def full(kind: str) -> float | None:
+        got = [bool(o.shown) for p, o, _ in rows if p.kind == kind]
+        return round(sum(got) / len(got), 3) if got else None
+
+    def spent(kinds: tuple[str, ...]) -> dict[str, float]:
+        got = sorted(o.tokens for p, o, _ in rows if p.kind in kinds)
+        if not got:
+            return {"mean": 0.0, "p95": 0.0}
+        return {
+            "mean": round(statistics.fmean(got), 1),
+            "p95": got[min(len(got) - 1, round(0.95 * (len(got) - 1)))],
+        }
+
     return {
         "positives": len(pos),
         "negatives": sum(p.kind == "negative" for p, _, _ in rows),
@@ -137,6 +163,11 @@ def metrics(rows: Sequence[tuple[Prompt, Outcome, frozenset[str]]]) -> dict[str,
         "R@5": round(sum(r is not None and r < 5 for r in ranks) / max(1, len(pos)), 3),
         "MRR@10": round(sum(1 / (r + 1) for r in ranks if r is not None) / max(1, len(pos)), 3),
         "hit": round(sum(hits) / max(1, len(pos)), 3),
+        "reach": round(sum(reach) / max(1, len(pos)), 3),
+        "false_full_generic": full("generic"),
+        "false_full_in_domain": full("negative"),
+        "tokens_answered": spent(("positive",)),
+        "tokens_no_answer": spent(("negative", "generic")),
         "hit_when_first": round(sum(first) / max(1, len(first)), 3),
         "ranked_first": len(first),
         "injected_positive": round(sum(bool(o.shown) for _, o, _ in pos) / max(1, len(pos)), 3),
@@ -251,8 +282,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "text": p.text,
                 "answer_rank": next((i + 1 for i, m in enumerate(o.ranked) if m in a), None),
                 "hit": bool(set(o.shown) & a),
+                "reach": bool(set(o.shown) & a or set(o.pointers) & a),
                 "injected": len(o.shown) + len(o.pointers),
                 "tokens": o.tokens,
+                "top": [[int(m in a), score] for m, score in o.top],
             }
             for p, o, a in got
         ]

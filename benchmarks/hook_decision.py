@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -45,7 +46,7 @@ from locomo_data import data_dir  # noqa: E402
 
 CHARS_PER_TOKEN = 4
 _SHOWN = re.compile(r"^id ([0-9a-f-]{36}) ·", re.MULTILINE)
-_POINTER = re.compile(r"^- ([0-9a-f-]{36}) ", re.MULTILINE)
+_POINTER = re.compile(r"^- ([0-9a-f]{8}|[0-9a-f-]{36}) ", re.MULTILINE)  # a short id (a prefix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +101,8 @@ def build_store(root: Path, conv: dict[str, Any]) -> dict[str, frozenset[str]]:
 
 
 def run_hook(repo: Path, prompt: str, env: dict[str, str]) -> Decision:
-    payload = {
-        "session_id": "hook-decision",
+    payload = {  # every prompt its own session: none was shown anything before
+        "session_id": f"hook-decision-{uuid.uuid4()}",
         "cwd": str(repo),
         "prompt": prompt,
         "hook_event_name": "UserPromptSubmit",
@@ -168,8 +169,14 @@ def summarise(
         pos = [(p, d) for p, d in zip(prompts, got, strict=True) if p.kind == "positive"]
         neg = [(p, d) for p, d in zip(prompts, got, strict=True) if p.kind != "positive"]
         hit = [any(labels[p.store][m] & p.evidence for m in d.shown) for p, d in pos]
+        reach = [
+            hit_ or any(_evidence(labels[p.store], m) & p.evidence for m in d.pointers)
+            for (p, d), hit_ in zip(pos, hit, strict=True)
+        ]
         out[path] = {
             "evidence_injected": sum(hit) / max(1, len(pos)),
+            "evidence_reached": sum(reach) / max(1, len(pos)),
+            "negatives_full_text": sum(bool(d.shown) for _, d in neg) / max(1, len(neg)),
             "positives_injected": sum(d.injected for _, d in pos) / max(1, len(pos)),
             "negatives_injected": sum(d.injected for _, d in neg) / max(1, len(neg)),
             "foreign_injected": _share([d for p, d in neg if p.kind == "foreign"]),
@@ -193,6 +200,11 @@ def summarise(
     out["positives"] = sum(p.kind == "positive" for p in prompts)
     out["negatives"] = sum(p.kind != "positive" for p in prompts)
     return out
+
+
+def _evidence(labels: dict[str, frozenset[str]], prefix: str) -> frozenset[str]:
+    """The evidence of the memory a pointer's short id names (a unique prefix)."""
+    return frozenset().union(*(ev for m, ev in labels.items() if m.startswith(prefix)))
 
 
 def _agreement(a: Sequence[Decision], b: Sequence[Decision]) -> float:

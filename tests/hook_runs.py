@@ -11,6 +11,7 @@ import resource
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,10 +101,12 @@ def children_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def prompt_input(prompt: str, repo: Path) -> bytes:
+def prompt_input(prompt: str, repo: Path, session: str | None = None) -> bytes:
+    """A UserPromptSubmit payload; each in a session of its own unless `session` is given (a
+    session is shown a memory in full once: docs/hooks.md#once-per-session)."""
     return json.dumps(
         {
-            "session_id": "s1",
+            "session_id": session or f"s-{uuid.uuid4()}",
             "transcript_path": str(repo / "t.jsonl"),
             "cwd": str(repo),
             "permission_mode": "default",

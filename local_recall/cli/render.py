@@ -66,3 +66,15 @@ def skipped_problems(reply: Mapping[str, Any]) -> list[InvalidMemoryFile]:
 def json_text(data: Any) -> str:
     """As `emit_json` prints it."""
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def why_output(reply: Mapping[str, Any], *, as_json: bool) -> str:
+    """`local-recall why` from the daemon's reply (op `cli_why`), as the CLI's own process
+    prints it (cli/why.py)."""
+    explanation = reply.get("explanation")
+    data = explanation if isinstance(explanation, Mapping) else {}
+    if as_json:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    from local_recall.search.explain import explanation_text
+
+    return explanation_text(data) + "\n"

@@ -1,4 +1,4 @@
-"""`local-recall search` and `list` through the running daemon: its model is loaded and its
+"""`local-recall search`, `list` and `why` through the running daemon: its model is loaded and its
 index open, so the answer takes tens of milliseconds instead of the seconds a new process spends
 importing the library and loading the model (issue 24.6).
 
@@ -23,6 +23,7 @@ from local_recall.cli.render import (
     search_output,
     search_warnings,
     skipped_problems,
+    why_output,
 )
 from local_recall.daemon.query_client import ask, daemon_sockets
 from local_recall.errors import RecallError
@@ -90,9 +91,12 @@ def parse_args(args: Sequence[str]) -> tuple[str | None, str, dict[str, Any]] | 
         root, rest = rest[1], rest[2:]
     elif rest[:1] and rest[0].startswith("--root="):
         root, rest = rest[0].split("=", 1)[1], rest[1:]
-    if not rest or rest[0] not in ("search", "list"):
+    if not rest or rest[0] not in ("search", "list", "why"):
         return None
     command = rest[0]
+    if command == "why":
+        why = _why_options(rest[1:])
+        return None if why is None else (root, command, why)
     found = _options(command, rest[1:])
     if found is None:
         return None
@@ -104,6 +108,14 @@ def parse_args(args: Sequence[str]) -> tuple[str | None, str, dict[str, Any]] | 
     elif positional:
         return None
     return root, command, options
+
+
+def _why_options(words: list[str]) -> dict[str, Any] | None:
+    """`why PROMPT [--json]`, nothing else."""
+    prompt = [w for w in words if w != "--json"]
+    if len(prompt) != 1 or prompt[0].startswith("-") or not prompt[0].strip():
+        return None
+    return {"prompt": prompt[0], "json": "--json" in words}
 
 
 def _options(command: str, words: list[str]) -> tuple[dict[str, Any], list[str]] | None:
@@ -147,6 +159,8 @@ def _request(command: str, options: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     if min_score is not None and not 0.0 <= min_score <= 1.0:
         return None
+    if command == "why":
+        return {"op": "cli_why", "prompt": options["prompt"]}
     common = {
         "scope": options.get("scope"),
         "include_global": not options.get("no_global", False),
@@ -178,6 +192,10 @@ def _print(
     err: TextIO,
 ) -> None:
     as_json = bool(options.get("json"))
+    if command == "why":
+        out.write(why_output(reply, as_json=as_json))
+        out.flush()
+        return
     if command == "list":
         text, errors = list_output(reply, as_json=as_json), list[str]()
     else:

@@ -1,9 +1,7 @@
-"""`local-recall why PROMPT`: what the prompt hook would inject for PROMPT, and why.
-
-The same steps as the hook (hooks/answers.py: `answer_prompt`, on `ContextService`): the
-prompt as a query, the chit-chat filter, the search with the hook's limit, the store-aware decision
-(search/decision.py) and the hook's threshold and token budget. Printed: every candidate with its
-signals, relevance and score, the store's background, the decision's inputs and the result.
+"""`local-recall why PROMPT`: what the prompt hook would show for PROMPT, and why
+(context/why.py). A running daemon answers it warm (cli/warm.py, op `cli_why`); this is the
+CLI's own process, when none does. Printed: each candidate's tier and why, its signals,
+relevance and score, the store's background, the decision's inputs and the result.
 """
 
 from __future__ import annotations
@@ -11,50 +9,7 @@ from __future__ import annotations
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
-from local_recall.context.prompt import fill_budget, prompt_query
-from local_recall.context.service import ContextService, hit_note
-from local_recall.recall import Recall
-from local_recall.search.explain import Explanation
-from local_recall.search.limits import MAX_LIMIT
-from local_recall.search.query import SearchQuery
-from local_recall.search.query_intent import has_nothing_to_look_up
-
-
-def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explanation:
-    """The hook's decision for `prompt` with its inputs. `sync`: bring the index (and the
-    background) up to date first; the hook's daemon keeps it current by itself."""
-    hooks, limit = recall.config.hooks, min(recall.config.search.default_limit, MAX_LIMIT)
-    memories = len(recall.list())
-    query = prompt_query(prompt)
-    reason = ""
-    if query is None:
-        reason = "empty, too short, or a slash command (Claude Code handles those)"
-    elif has_nothing_to_look_up(query):
-        reason = "chat or a go-ahead: no word in it could name a topic (query_intent.py)"
-    elif hooks.prompt_tokens <= 0:
-        reason = "hooks.prompt_tokens is 0: the prompt hook injects nothing"
-    if query is None or reason:
-        return Explanation(prompt, False, reason, (), None, None, memories, 0.0, ())
-    if sync:
-        recall.sync_index()
-    # the hook's search: anchors checked now, the org copy when `[org] hook` is on
-    result = ContextService(recall).prompt_search(SearchQuery(query, limit=limit, min_score=0.0))
-    notes = [hit_note(hit) for hit in result.hits]
-    every = recall.config.review.inject_unreviewed
-    kept = [n for n in notes if every or not n.unreviewed]
-    chosen = fill_budget(kept, budget_tokens=hooks.prompt_tokens, min_score=hooks.prompt_min_score)
-    return Explanation(
-        prompt,
-        True,
-        "",
-        result.hits,
-        result.decision,
-        recall.searcher.relevance.background(),
-        memories,
-        hooks.prompt_min_score,
-        tuple(note.id for note in chosen.shown),
-        result.degraded_reason,
-    )
+from local_recall.context.why import explain_prompt
 
 
 @cli.command()
@@ -62,9 +17,13 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
 @click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
 @pass_app
 def why(app: AppContext, prompt: str, as_json: bool) -> None:
-    """Show what the prompt hook would inject for PROMPT, and why (or why nothing)."""
+    """Show what the prompt hook would show for PROMPT — each memory in full, as a pointer, or
+    not at all — and why."""
     explanation = explain_prompt(app.recall, prompt, sync=True)
     if as_json:
         emit_json(explanation.to_json())
     else:
         click.echo(explanation.to_text())
+
+
+__all__ = ["explain_prompt", "why"]  # explain_prompt: where benchmarks and tests found it

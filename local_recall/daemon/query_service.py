@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from local_recall.context.service import ContextService, shown_subject
 from local_recall.context.session import SessionAsk
+from local_recall.context.why import explain_prompt
 from local_recall.daemon.cli_queries import list_reply, list_request, parse_search, search_reply
 from local_recall.daemon.query_client import Reply
 from local_recall.daemon.session_env import session_environment
@@ -99,15 +100,8 @@ class QueryService:
                 "hits": [hit_json(hit, with_body=parsed.with_body) for hit in result.hits],
                 "degraded": result.degraded_reason,
             }
-        if op == "cli_search":  # a warm `local-recall search` (cli/warm.py)
-            self._on_query()
-            query = parse_search(request)
-            with self._lock:
-                return search_reply(self._context.recall, query, sync=False)
-        if op == "cli_list":
-            listed = list_request(request)
-            with self._lock:
-                return list_reply(self._context.recall, listed)
+        if op in ("cli_search", "cli_why", "cli_list"):
+            return self._cli(op, request)
         if op == "index_summary":
             self._on_query()
             ask = SessionAsk.from_request(request)
@@ -122,6 +116,24 @@ class QueryService:
             self._on_transcript_done(path)
             return {"ok": True, "queued": True}
         raise InvalidInput(f"unknown op {op!r}")
+
+    def _cli(self, op: str, request: dict[str, Any]) -> Reply:
+        """A warm `local-recall search`, `why` or `list` (cli/warm.py)."""
+        if op == "cli_search":
+            self._on_query()
+            query = parse_search(request)
+            with self._lock:
+                return search_reply(self._context.recall, query, sync=False)
+        if op == "cli_why":
+            prompt = request.get("prompt")
+            if not isinstance(prompt, str) or not prompt.strip():
+                raise InvalidInput("cli_why: 'prompt' must be a non-empty string")
+            with self._lock:
+                explained = explain_prompt(self._context.recall, prompt[: 4 * MAX_QUERY_CHARS])
+            return {"ok": True, "explanation": explained.to_json()}
+        listed = list_request(request)
+        with self._lock:
+            return list_reply(self._context.recall, listed)
 
     def swap(self, recall: Recall) -> Recall:
         """Serve from `recall` from now on; returns the one served before."""

@@ -87,7 +87,8 @@ def answer(hooks: AgentHooks, event: str, payload: Mapping[str, Any], run: HookR
     """The context for one event: the shared answers, fed the agent's fields."""
     kind = hooks.kinds.get(event)
     if kind == "prompt":
-        return answer_prompt(run, first_text(payload, hooks.prompt_keys))
+        session = first_text(payload, hooks.session_keys)
+        return answer_prompt(run, first_text(payload, hooks.prompt_keys), session_id=session)
     if kind == "session_start":
         raw = first_text(payload, hooks.source_keys)
         source = hooks.sources.get(raw, "startup")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from local_recall.context.notes import Note, notes_from_json
-from local_recall.context.prompt import PromptAsk, prompt_context, prompt_query
+from local_recall.context.prompt import PromptAsk, fill_budget, prompt_query, render_selection
 from local_recall.daemon.query_client import ask, daemon_sockets
 from local_recall.hooks.settings import HookSettings
 from local_recall.repo.layout import Layout, resolve_layout
@@ -60,8 +60,20 @@ class HookRun(NamedTuple):
 InProcess = Callable[[HookRun, PromptAsk], list[Note]]
 
 
-def answer_prompt(run: HookRun, prompt: str, in_process: InProcess | None = None) -> str:
-    """The memories that bear on `prompt`, within the prompt budget; "" for none."""
+def answer_prompt(
+    run: HookRun,
+    prompt: str,
+    in_process: InProcess | None = None,
+    *,
+    session_id: str = "",
+    prompt_id: str = "",
+    claim: "Callable[[], bool] | None" = None,
+) -> str:
+    """The memories that bear on `prompt`, within the prompt budget; "" for none. Sure ones in
+    full, plausible ones as pointers, and (given `session_id`) none this session already saw:
+    what each prompt was shown goes to the session's record (hooks/seen_log.py). `claim`: where
+    two handlers may answer one prompt, the one whose claim fails answers "" and records
+    nothing (the record is the winner's)."""
     query = prompt_query(prompt)
     if query is None or run.settings.prompt_tokens <= 0:
         return ""
@@ -69,9 +81,11 @@ def answer_prompt(run: HookRun, prompt: str, in_process: InProcess | None = None
 
     if has_nothing_to_look_up(query):  # "thanks", "continue": no socket request, no search
         return ""
-    wanted = PromptAsk(
-        query, min(run.settings.search_limit, MAX_LIMIT), run.settings.prompt_min_score
-    )
+    settings = run.settings
+    floor = settings.prompt_min_score  # what either tier may show (fill_budget sorts them)
+    if settings.prompt_pointers > 0:
+        floor = min(floor, settings.prompt_pointer_min_score)
+    wanted = PromptAsk(query, min(settings.search_limit, MAX_LIMIT), floor)
     reply = ask(run.sockets, wanted.to_request(), run.ask_timeout, root=run.root)
     if reply is None:
         log(run.layout, run.agent, "INFO", "no daemon answered; searching in-process")
@@ -87,9 +101,41 @@ def answer_prompt(run: HookRun, prompt: str, in_process: InProcess | None = None
         notes = notes_from_json(reply.get("hits"))
     if not run.settings.inject_unreviewed:  # [review] inject_unreviewed
         notes = [note for note in notes if not note.unreviewed]
-    return prompt_context(
-        notes, budget_tokens=run.settings.prompt_tokens, min_score=run.settings.prompt_min_score
+    return _shown_to_session(run, notes, session_id, prompt_id, claim)
+
+
+def _shown_to_session(
+    run: HookRun,
+    notes: list[Note],
+    session_id: str,
+    prompt_id: str,
+    claim: "Callable[[], bool] | None",
+) -> str:
+    """The tiers for `notes` given what the session saw, rendered; the answer recorded."""
+    from local_recall.context.seen import seen_of, shown_line
+    from local_recall.hooks.seen_log import append_shown, read_shown
+
+    settings, state_dir = run.settings, run.layout.state_dir
+    selection = fill_budget(
+        notes,
+        budget_tokens=settings.prompt_tokens,
+        min_score=settings.prompt_min_score,
+        pointers=settings.prompt_pointers,
+        pointer_min_score=settings.prompt_pointer_min_score,
+        seen=seen_of(read_shown(state_dir, session_id)),
     )
+    text = render_selection(selection, budget_tokens=settings.prompt_tokens)
+    if text and claim is not None and not claim():
+        return ""
+    if text and session_id:
+        import time
+
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        try:
+            append_shown(state_dir, session_id, shown_line(selection, at=at, prompt_id=prompt_id))
+        except OSError as exc:  # a read-only checkout's cache, a planted symlink: shown again
+            log(run.layout, run.agent, "INFO", f"session record not written: {exc}")
+    return text
 
 
 def answer_session_start(run: HookRun, source: str, session_id: str) -> str:

@@ -28,6 +28,8 @@ class HookSettings(NamedTuple):
     summaries_count: int = 3  # [summaries] session_start_count
     summaries_tokens: int = 800  # [summaries] session_start_tokens
     inject_unreviewed: bool = True  # [review] inject_unreviewed
+    prompt_pointers: int = 3  # [hooks] prompt_pointers
+    prompt_pointer_min_score: float = 0.35  # [hooks] prompt_pointer_min_score
     config_error: str | None = None
 
 
@@ -88,5 +90,7 @@ def load_hook_settings(layout: Layout, environ: Mapping[str, str]) -> HookSettin
         summaries_count=config.summaries.session_start_count if config.summaries.enabled else 0,
         summaries_tokens=config.summaries.session_start_tokens,
         inject_unreviewed=config.review.inject_unreviewed,
+        prompt_pointers=hooks.prompt_pointers,
+        prompt_pointer_min_score=hooks.prompt_pointer_min_score,
         config_error=error,
     )

@@ -84,7 +84,13 @@ class HooksConfig:
     session_start_tokens: int = _key(1000, "Token budget of the SessionStart index.", minimum=0)
     prompt_tokens: int = _key(1500, "Token budget of memories added to a prompt.", minimum=0)
     prompt_min_score: float = _key(
-        0.5, "Prompt hits under this relevance are not injected.", minimum=0, maximum=1
+        0.5, "Prompt hits at or over this score are injected in full.", minimum=0, maximum=1
+    )
+    prompt_pointers: int = _key(
+        3, "Plausible memories a prompt gets one line each for (0 = off).", minimum=0, maximum=10
+    )
+    prompt_pointer_min_score: float = _key(
+        0.35, "Prompt hits at or over this score may get a pointer line.", minimum=0, maximum=1
     )
     query_timeout_ms: int = _key(
         300, "How long the prompt hook waits for the daemon's answer.", minimum=10

@@ -12,12 +12,14 @@ budget) and prints it; the coding benchmark lists its misses with it. Pure: valu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from local_recall.search.decision import Background, Decision
+from local_recall.search.decision import MARGIN_CAP, Background, Decision
 from local_recall.search.query import SearchHit
-from local_recall.search.scoring import Signals, score_hit
+from local_recall.search.scoring import score_hit
 
 SUBJECT_CHARS = 70
 
@@ -31,9 +33,48 @@ class Explanation:
     decision: Decision | None
     background: Background | None
     memories: int  # memories in the store
-    threshold: float  # hooks.prompt_min_score
-    injected: tuple[str, ...]  # ids of the memories the hook would inject, in order
+    threshold: float  # hooks.prompt_min_score: full text at or over it
+    injected: tuple[str, ...]  # ids of the memories the hook would show in full, in order
     degraded: str | None = None
+    pointers: tuple[str, ...] = ()  # ids the hook would point at (one line each), in order
+    pointer_threshold: float = 1.0  # hooks.prompt_pointer_min_score
+    max_pointers: int = 0  # hooks.prompt_pointers
+    pointer_ranks: int = 3  # only the best this many may point (context/prompt.py)
+    held_back: tuple[str, ...] = ()  # unreviewed, with [review] inject_unreviewed = false
+
+    def best_reached_by(self) -> int | None:
+        """How many background probes reach the best hit's relevance (None: no background)."""
+        if self.decision is None or self.decision.tail is None or self.background is None:
+            return None
+        tops = self.background.tops
+        return len(tops) - bisect_left(tops, self.decision.relevance)
+
+    def tier(self, hit_id: str) -> str:
+        if hit_id in self.injected:
+            return "full"
+        return "pointer" if hit_id in self.pointers else "none"
+
+    def tier_reason(self, rank: int, hit: SearchHit) -> str:
+        """Why a candidate (rank from 0) got its tier, in a person's words: the first rule of
+        context/prompt.py's `fill_budget` that applies."""
+        tier, sure = self.tier(hit.id), hit.score >= self.threshold
+        floor = min(self.threshold, self.pointer_threshold) if self.max_pointers else self.threshold
+        rules = (
+            (tier == "full", f"sure: score {hit.score:.2f} >= {self.threshold:.2f}"),
+            (hit.id in self.held_back, "unreviewed, and [review] inject_unreviewed is off"),
+            (tier == "pointer" and sure, "sure, but its text did not fit the budget"),
+            (
+                tier == "pointer",
+                f"plausible: score {hit.score:.2f} >= {self.pointer_threshold:.2f}",
+            ),
+            (sure, "states the fact of a better match (shown once)"),
+            (hit.score < floor, f"score {hit.score:.2f} under {floor:.2f}"),
+            (rank >= self.pointer_ranks, f"plausible, not among the best {self.pointer_ranks}"),
+        )
+        return next(
+            (reason for applies, reason in rules if applies),
+            "plausible, but a better match states its fact or the pointers are full",
+        )
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -43,70 +84,124 @@ class Explanation:
             "memories": self.memories,
             "background": background_summary(self.background),
             "decision": None if self.decision is None else self.decision.to_json(),
+            "best_reached_by": self.best_reached_by(),
             "threshold": self.threshold,
+            "pointer_threshold": self.pointer_threshold,
+            "max_pointers": self.max_pointers,
+            "pointer_ranks": self.pointer_ranks,
             "injected": list(self.injected),
+            "pointers": list(self.pointers),
             "degraded": self.degraded,
             "candidates": [
                 {
                     "id": hit.id,
                     "subject": hit.subject,
+                    "repo": hit.repo,
                     "applies_to": hit.applies_to,
                     "score": round(hit.score, 4),
                     "relevance": round(relevance_of(hit), 4),
                     "injected": hit.id in self.injected,
+                    "tier": self.tier(hit.id),
+                    "tier_reason": self.tier_reason(rank, hit),
                     "signals": None if hit.signals is None else hit.signals.to_json(),
                 }
-                for hit in self.hits
+                for rank, hit in enumerate(self.hits)
             ],
         }
 
     def to_text(self) -> str:
-        lines = [f"prompt: {' '.join(self.prompt.split())[:200]}"]
-        if not self.searched:
-            lines.append(f"not searched: {self.reason}")
-            lines.append("decision: inject nothing")
-            return "\n".join(lines)
-        lines.append(f"store: {self.memories} memories · " + _background_line(self.background))
-        decision = self.decision
-        if decision is not None:
-            intent = decision.intent
-            lines.append(
-                f"prompt's words: names code {_yes(intent.names_code)} · an instruction "
-                f"{_yes(intent.instruction)} · points at the conversation {_yes(intent.deictic)} · "
-                f"generic instruction words {intent.generic:.0%}"
-            )
-            tail = (
-                "no background: relevance decides alone"
-                if decision.tail is None
-                else f"reached by {decision.tail:.0%} of the background"
-            )
-            lines.append(
-                f"best relevance {decision.relevance:.2f} (runner-up {decision.runner_up:.2f}, "
-                f"margin {decision.margin:.2f}) · {tail} → P(best answers) = "
-                f"{decision.probability:.2f}"
-            )
-        verdict = (
-            f"inject {len(self.injected)} memor{'y' if len(self.injected) == 1 else 'ies'}"
-            if self.injected
-            else "inject nothing"
-        )
-        lines.append(f"decision: threshold {self.threshold:.2f} → {verdict}")
-        if self.degraded:
-            lines.append(f"degraded: {self.degraded}")
-        if self.hits:
-            lines.append(
-                "  #  score  relev  cosine  cover  head  fuzzy  unknown  in  id        subject"
-            )
-        for rank, hit in enumerate(self.hits, start=1):
-            s = hit.signals or Signals(frozenset())
-            cosine = "  -   " if s.cosine is None else f"{s.cosine:6.2f}"
-            lines.append(
-                f"{rank:3d}  {hit.score:5.2f}  {relevance_of(hit):5.2f}  {cosine}  "
-                f"{s.coverage or 0:5.2f}  {s.head_coverage:4.2f}  {s.fuzzy or 0:5.2f}  "
-                f"{s.unknown:7.2f}  {'*' if hit.id in self.injected else ' ':>2}  "
-                f"{hit.id[:8]}  {' '.join(hit.subject.split())[:SUBJECT_CHARS]}"
-            )
+        return explanation_text(self.to_json())
+
+
+def explanation_text(data: Mapping[str, Any]) -> str:
+    """An explanation's JSON (`Explanation.to_json`, maybe from the daemon) for a person."""
+    lines = [f"prompt: {_one_line(str(data.get('prompt', '')))[:200]}"]
+    if not data.get("searched"):
+        lines.append(f"not searched: {data.get('reason')}")
+        lines.append("result: nothing shown")
         return "\n".join(lines)
+    lines.append(f"store: {data.get('memories')} memories · " + _background_line(data))
+    decision = data.get("decision")
+    if isinstance(decision, Mapping):
+        lines += _decision_lines(decision, data.get("best_reached_by"), data.get("background"))
+    full, pointed = len(data.get("injected") or ()), len(data.get("pointers") or ())
+    shown = [f"{full} in full"] if full else []
+    shown += [f"{pointed} as pointer{'s' if pointed != 1 else ''}"] if pointed else []
+    lines.append(
+        f"tiers: full text at score >= {data.get('threshold', 0):.2f}; a one-line pointer at "
+        f">= {data.get('pointer_threshold', 1):.2f} among the best {data.get('pointer_ranks')} "
+        f"(at most {data.get('max_pointers')})"
+    )
+    lines.append(f"result: {' and '.join(shown) if shown else 'nothing shown'}")
+    if data.get("degraded"):
+        lines.append(f"degraded: {data['degraded']}")
+    candidates = [c for c in data.get("candidates") or () if isinstance(c, Mapping)]
+    if candidates:
+        lines.append("")
+        lines.append(
+            "candidates, best first — score: what the hook compares with the tiers; "
+            "relevance: before the store-aware decision; meaning: cosine of the texts; "
+            "words: share of the prompt's words it holds (in its subject/keywords)"
+        )
+    seen: set[tuple[object, object]] = set()
+    for rank, candidate in enumerate(candidates, start=1):
+        if (candidate.get("repo"), candidate.get("id")) in seen:
+            continue  # an org hit of this repository's own memory: listed once
+        seen.add((candidate.get("repo"), candidate.get("id")))
+        lines.append(_candidate_line(rank, candidate))
+    return "\n".join(lines)
+
+
+def _candidate_line(rank: int, candidate: Mapping[str, Any]) -> str:
+    signals = candidate.get("signals")
+    s = signals if isinstance(signals, Mapping) else {}
+    cosine = s.get("cosine")
+    meaning = "-" if not isinstance(cosine, int | float) else f"{cosine:.2f}"
+    repo = candidate.get("repo")
+    where = f"[{_one_line(str(repo))}] " if repo else ""
+    subject = _one_line(str(candidate.get("subject", "")))[:SUBJECT_CHARS]
+    return (
+        f"{rank:2d}. {candidate.get('tier', 'none'):7s} score {candidate.get('score', 0):.2f} · "
+        f"relevance {candidate.get('relevance', 0):.2f} · meaning {meaning} · words "
+        f"{s.get('coverage') or 0:.0%} ({s.get('head_coverage') or 0:.0%}) · "
+        f"{_one_line(str(candidate.get('id', '')))[:8]} {where}{subject} — "
+        f"{candidate.get('tier_reason', '')}"
+    )
+
+
+def _decision_lines(
+    decision: Mapping[str, Any], reached_by: object, background: object
+) -> list[str]:
+    intent = decision.get("intent") or {}
+    runner_up = decision.get("runner_up") or 0.0
+    margin = decision.get("margin") or 0.0
+    runner = "no runner-up" if runner_up <= 0 else f"runner-up {runner_up:.2f} ({_gap(margin)})"
+    probes = background.get("probes") if isinstance(background, Mapping) else None
+    if decision.get("tail") is None or not isinstance(reached_by, int):
+        reach = "no background yet: relevance decides alone"
+    else:
+        reach = f"{reached_by} of {probes} prompts no memory answers match something this well"
+    return [
+        f"the prompt: names code {_yes(intent.get('names_code', 0))} · an instruction "
+        f"{_yes(intent.get('instruction', 0))} · points at the conversation "
+        f"{_yes(intent.get('deictic', 0))} · generic instruction words "
+        f"{intent.get('generic', 0):.0%}",
+        f"best match: relevance {decision.get('relevance', 0):.2f}, {runner} · {reach} → "
+        f"chance it answers the prompt (the best hit's score): "
+        f"{decision.get('probability', 0):.2f}",
+    ]
+
+
+def _gap(margin: float) -> str:
+    if margin >= MARGIN_CAP:
+        return "far behind"
+    return "close behind" if margin < 1.0 else "well behind"
+
+
+def _one_line(text: str) -> str:
+    """One line with no control characters: an org row's subject or repo is another
+    repository's text, printed to a terminal."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
 
 def relevance_of(hit: SearchHit) -> float:
@@ -127,14 +222,14 @@ def background_summary(background: Background | None) -> dict[str, object] | Non
     }
 
 
-def _background_line(background: Background | None) -> str:
-    summary = background_summary(background)
-    if summary is None:
+def _background_line(data: Mapping[str, Any]) -> str:
+    summary = data.get("background")
+    if not isinstance(summary, Mapping):
         return "no background yet (run `local-recall index`)"
     return (
-        f"background: best relevance of {summary['probes']} unrelated prompts "
-        f"(at {summary['computed_at_memories']} memories): median {summary['median']:.2f}, "
-        f"p90 {summary['p90']:.2f}, max {summary['max']:.2f}"
+        f"background: {summary.get('probes')} prompts no memory answers find a best match of "
+        f"relevance {summary.get('median', 0):.2f} (median), {summary.get('p90', 0):.2f} (90th "
+        f"percentile), {summary.get('max', 0):.2f} (highest) in this store"
     )
 
 

@@ -5,7 +5,9 @@ FakeAnthropic), in Claude Code's default environment (MCP servers connect in the
 A marker memory must reach the model exactly once for the prompts that ask for it: on the
 first prompt of a session (typed before the MCP server is connected: the command answers), on
 a later one (the server answers; the guard keeps the command from starting), in a single
-`claude -p`, with the daemon down, and with an MCP server slow to start.
+`claude -p`, with the daemon down, and with an MCP server slow to start. Each prompt of one
+session asks for a different marker: a memory shown in full is not shown again in the same
+session (docs/hooks.md#once-per-session; tests/claude_code/test_pointer_e2e.py).
 docs/hooks.md#two-handlers-one-answer."""
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ pytestmark = [pytest.mark.slow, requires_claude]
 
 CODEWORD = "QUINCE-7731"
 ASK = "How does the nightly export job retry failed uploads before it pages on-call?"
-ASK_AGAIN = "Remind me: what retry schedule does the nightly export use for uploads?"
+CODEWORD_2 = "MEDLAR-4410"
+ASK_2 = "Which port does the staging metrics gateway listen on behind the VPN?"
+CODEWORD_3 = "SLOE-2958"
+ASK_3 = "Why do invoice PDFs render with the Tuscan font fallback in dark mode?"
 BASE = {"LOCAL_RECALL_EXTRACTION_ENABLED": "false"}
 
 
@@ -64,6 +69,25 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         f"16 minutes) and then pages the on-call. Codeword {CODEWORD}."
     )
     lr(repo, env, "add", "-s", "Nightly export retries use the quince backoff table", "-b", body)
+    lr(
+        repo,
+        env,
+        "add",
+        "-s",
+        "The staging metrics gateway listens on port 9188 behind the VPN",
+        "-b",
+        f"Staging's metrics gateway binds port 9188, reachable only through the VPN. {CODEWORD_2}.",
+    )
+    lr(
+        repo,
+        env,
+        "add",
+        "-s",
+        "Invoice PDFs in dark mode fall back to the Tuscan font",
+        "-b",
+        "Invoice PDF rendering in dark mode falls back to the Tuscan font because the brand "
+        f"font lacks a dark-mode glyph table. {CODEWORD_3}.",
+    )
     lr(repo, env, "add", "-s", "Release checklist", "-b", "Bump, tag, push, publish the wheel.")
     lr(repo, env, "add", "-s", "Ruff line length", "-b", "pyproject sets line-length = 100.")
     lr(repo, env, "index")
@@ -199,8 +223,8 @@ def mcp_tool_calls(home: Path) -> int:
 
 
 def run_two_prompts(repo: Path, home: Path, extra: dict[str, str] | None = None) -> None:
-    """The marker question first thing (before the server is connected), then again once it
-    is: both reach the model with the marker memory, once each."""
+    """A marker question first thing (before the server is connected), another once it is:
+    both reach the model with their marker memory, once each."""
     with FakeAnthropic(default_responder(text="OK")) as api:
         env = default_env(home, api.url, extra)
         session = Session(repo, env, api)
@@ -209,14 +233,14 @@ def run_two_prompts(repo: Path, home: Path, extra: dict[str, str] | None = None)
             session.until_connected()
             time.sleep(1.5)  # a person's pause (and the marker is older than this prompt)
             calls_before = mcp_tool_calls(home)
-            connected_later, later = session.send(ASK_AGAIN)
+            connected_later, later = session.send(ASK_2)
             marker = marker_dir(env, session.process.pid)
             assert marker is not None and (marker / "live").exists()
         finally:
             session.close()
     assert first.count(CODEWORD) == 1, first
     assert connected_later
-    assert later.count(CODEWORD) == 1, later  # the server answered, the command did not too
+    assert later.count(CODEWORD_2) == 1, later  # the server answered, the command did not too
     assert mcp_tool_calls(home) > calls_before
     # Had the guard let the command run, it would have said so (and lost the claim).
     assert GUARD_MISSED not in log_text(repo)
@@ -266,12 +290,12 @@ def test_an_mcp_server_slow_to_start(project: Path, tmp_path: Path) -> None:
     with FakeAnthropic(default_responder(text="OK")) as api:
         session = Session(project, default_env(tmp_path / "home", api.url), api)
         try:
-            early = [session.send(prompt) for prompt in (ASK, ASK_AGAIN)]
+            early = [session.send(prompt) for prompt in (ASK, ASK_2)]
             session.until_connected()
-            connected, later = session.send(ASK)
+            connected, later = session.send(ASK_3)
         finally:
             session.close()
     assert not any(up for up, _ in early)
-    for _, context in early:
-        assert context.count(CODEWORD) == 1, context
-    assert connected and later.count(CODEWORD) == 1, later
+    for (_, context), codeword in zip(early, (CODEWORD, CODEWORD_2), strict=True):
+        assert context.count(codeword) == 1, context
+    assert connected and later.count(CODEWORD_3) == 1, later

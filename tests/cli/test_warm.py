@@ -1,4 +1,4 @@
-"""A warm CLI (issue 24.6): with the daemon running, `search` and `list` are answered through
+"""A warm CLI (issue 24.6): with the daemon running, `search`, `list` and `why` are answered through
 its socket (cli/warm.py) with the same hits, rows and output as the CLI's own process; without
 it, the CLI answers itself and says once that a search loads the model. Real daemon, real
 subprocesses, real index."""
@@ -28,6 +28,7 @@ SEARCHES = [
     ("search", "parser", "--scope", "file:src/parser.py", "--no-global", "--json"),
     ("search", "parser", "--min-score=0.1", "--kind", "episodic"),
 ]
+WHYS = [("why", "why do we use filelock?"), ("why", "why do we use filelock?", "--json")]
 LISTS = [
     ("list", "--json"),
     ("list",),
@@ -74,7 +75,7 @@ def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow  # nine cold CLI runs (each loads the model) before the daemon starts
 def test_the_daemon_answers_with_what_the_cli_itself_prints(served: Path) -> None:
-    commands = [*SEARCHES, *LISTS]
+    commands = [*SEARCHES, *LISTS, *WHYS]
     cold = {args: cli(served, *args) for args in commands}
     for args, done in cold.items():
         assert done.returncode == 0, (args, done.stderr)
@@ -88,10 +89,14 @@ def test_the_daemon_answers_with_what_the_cli_itself_prints(served: Path) -> Non
         warm = cli(served, *args)
         assert warm.stdout == cold[args].stdout, args
         # the skipped hand-written file is named on both paths; the model notice only cold
-        assert "hand written.md" in err.getvalue() and "hand written.md" in warm.stderr
+        if args[0] != "why":
+            assert "hand written.md" in err.getvalue() and "hand written.md" in warm.stderr
         assert "loads the embedding model" not in warm.stderr
     hits = json.loads(cold[SEARCHES[0]].stdout)
     assert hits and hits[0]["subject"] == "Use filelock for dedup"
+    explained = json.loads(cold[WHYS[1]].stdout)
+    assert explained["injected"] == [hits[0]["id"]]  # the daemon computed the same tiers
+    assert "result: 1 in full" in cold[WHYS[0]].stdout
     scoped = json.loads(cold[SEARCHES[3]].stdout)
     assert [h["subject"] for h in scoped] == ["Parser drops BOMs"]
 
@@ -163,6 +168,11 @@ def on_a_terminal(repo: Path, *args: str) -> str:
             ["list", "--newest-first", "--no-global"],
             (None, "list", {"newest_first": True, "no_global": True}),
         ),
+        (
+            ["why", "how do I run tests?"],
+            (None, "why", {"prompt": "how do I run tests?", "json": False}),
+        ),
+        (["why", "--json", "q"], (None, "why", {"prompt": "q", "json": True})),
     ],
 )
 def test_parse_args_takes_the_common_forms(args: list[str], expected: object) -> None:
@@ -181,6 +191,9 @@ def test_parse_args_takes_the_common_forms(args: list[str], expected: object) ->
         ["list", "extra"],
         ["list", "-n"],
         ["show", "list"],
+        ["why"],
+        ["why", "a", "b"],
+        ["why", "q", "--help"],
         [],
     ],
 )

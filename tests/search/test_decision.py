@@ -351,14 +351,17 @@ def test_why_shows_the_decision_and_its_inputs(repo: Path, cli: CliRunner) -> No
     )
     shown = cli("why", "how do I run the tests?")
     assert shown.returncode == 0, shown.stderr
-    assert "background" in shown.stdout and "P(best answers)" in shown.stdout
-    assert "inject 1 memory" in shown.stdout and "Run tests with make test" in shown.stdout
+    assert "background" in shown.stdout and "chance it answers the prompt" in shown.stdout
+    assert "result: 1 in full" in shown.stdout and "Run tests with make test" in shown.stdout
+    assert "no runner-up" in shown.stdout and "margin" not in shown.stdout  # plain words
     data = json.loads(cli("why", "how do I run the tests?", "--json").stdout)
     assert data["searched"] is True and data["background"]["probes"] == len(PROBES)
     assert data["decision"]["tail"] is not None and data["threshold"] == 0.5
     assert data["candidates"][0]["injected"] is True
+    assert data["candidates"][0]["tier"] == "full" and data["candidates"][0]["tier_reason"]
+    assert isinstance(data["best_reached_by"], int) and data["pointer_threshold"] == 0.35
     assert set(data["candidates"][0]["signals"]) >= {"cosine", "coverage", "fuzzy"}
     chat = json.loads(cli("why", "thanks!", "--json").stdout)
     assert chat["searched"] is False and chat["injected"] == [] and chat["reason"]
     unrelated = cli("why", "what is the capital of France?")
-    assert "inject nothing" in unrelated.stdout
+    assert "result: nothing shown" in unrelated.stdout

@@ -73,10 +73,14 @@ def user_prompt_submit(run: HookRun, payload: HookInput) -> str:
     directory = marker_dir(run.environ, os.getppid())
     if guard_missed(directory, STARTED):
         log(run.layout, AGENT, "WARNING", GUARD_MISSED)
-    context = answer_prompt(run, payload.prompt or "")
-    if context and not claim_as_command(directory, payload.prompt_id or ""):
-        return ""
-    return context
+    prompt_id = payload.prompt_id or ""
+    return answer_prompt(
+        run,
+        payload.prompt or "",
+        session_id=payload.session_id or "",
+        prompt_id=prompt_id,
+        claim=lambda: claim_as_command(directory, prompt_id),
+    )
 
 
 def session_start(run: HookRun, payload: HookInput) -> str:

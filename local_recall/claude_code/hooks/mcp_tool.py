@@ -54,10 +54,10 @@ class PromptHook:
         self._search_lock = threading.Lock()
         self._said_left = False  # logged once that the command answers the prompts
 
-    def answer(self, prompt: str, prompt_id: str = "") -> str:
+    def answer(self, prompt: str, prompt_id: str = "", session_id: str = "") -> str:
         """The hook's output (one JSON object, or "" for nothing); never raises."""
         output = run_with_deadline(
-            lambda result: result.append(self._answer(prompt, prompt_id)),
+            lambda result: result.append(self._answer(prompt, prompt_id, session_id)),
             name="mcp-prompt-hook",
             seconds=deadline_seconds(DEADLINE_SECONDS[EVENT], self.environ),
         )
@@ -68,7 +68,7 @@ class PromptHook:
     def close(self) -> None:
         self.marker.remove()
 
-    def _answer(self, prompt: str, prompt_id: str) -> str:
+    def _answer(self, prompt: str, prompt_id: str, session_id: str) -> str:
         try:
             # First: from now on the command handler leaves the prompts to this server.
             self.marker.ensure()
@@ -84,12 +84,17 @@ class PromptHook:
             run = HookRun(
                 AGENT, EVENT, self.root, self.environ, settings._replace(query_timeout_ms=wait)
             )
-            output = hook_output(EVENT, answer_prompt(run, prompt, self._in_process))
             # The command handler may be answering this prompt too (the marker was new): the
             # first of the two to claim the prompt answers it.
-            if output and not self.marker.claim(prompt_id):
-                return ""
-            return output
+            context = answer_prompt(
+                run,
+                prompt,
+                self._in_process,
+                session_id=interpolated(session_id),
+                prompt_id=prompt_id,
+                claim=lambda: self.marker.claim(prompt_id),
+            )
+            return hook_output(EVENT, context)
         except Exception:
             log(self.layout, AGENT, "WARNING", "MCP prompt hook failed", exc_info=True)
             return ""
@@ -118,3 +123,9 @@ class PromptHook:
             return self._service.prompt_notes(wanted)
         finally:
             self._search_lock.release()
+
+
+def interpolated(value: str) -> str:
+    """A `${field}` Claude Code left as it was (an older version, a field it does not know)
+    is no value."""
+    return "" if value.startswith("${") else value

@@ -24,7 +24,11 @@ SCRIPT_NAMES = ("local-recall", "local-recall.exe")
 # The MCP server's hidden tool answering UserPromptSubmit (claude_code/hooks/mcp_tool.py), and
 # the fields of Claude Code's hook input it is given.
 PROMPT_HOOK_TOOL = "user_prompt_submit"
-PROMPT_HOOK_INPUT = {"prompt": "${prompt}", "prompt_id": "${prompt_id}"}
+PROMPT_HOOK_INPUT = {
+    "prompt": "${prompt}",
+    "prompt_id": "${prompt_id}",
+    "session_id": "${session_id}",
+}
 
 JSONObject = dict[str, Any]
 

@@ -1,0 +1,69 @@
+"""Why a prompt got the memories it got — or none: `explain_prompt`, the prompt hook's steps
+with their inputs kept (hooks/answers.py: `answer_prompt`, on `ContextService`): the prompt as a
+query, the chit-chat filter, the search with the hook's limit, the store-aware decision
+(search/decision.py), the tiers and the token budget (context/prompt.py). `local-recall why`
+asks the daemon for it (warm: its model and index are loaded) and computes it in its own process
+when no daemon answers; both print the same JSON through `search.explain.explanation_text`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from local_recall.context.prompt import POINTER_RANKS, fill_budget, prompt_query
+from local_recall.context.service import ContextService, hit_note
+from local_recall.search.explain import Explanation
+from local_recall.search.limits import MAX_LIMIT
+from local_recall.search.query import SearchQuery
+from local_recall.search.query_intent import has_nothing_to_look_up
+
+if TYPE_CHECKING:
+    from local_recall.recall import Recall
+
+
+def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explanation:
+    """The hook's decision for `prompt` with its inputs. `sync`: bring the index (and the
+    background) up to date first; the hook's daemon keeps it current by itself."""
+    hooks, limit = recall.config.hooks, min(recall.config.search.default_limit, MAX_LIMIT)
+    memories = len(recall.list())
+    query = prompt_query(prompt)
+    reason = ""
+    if query is None:
+        reason = "empty, too short, or a slash command (Claude Code handles those)"
+    elif has_nothing_to_look_up(query):
+        reason = "chat or a go-ahead: no word in it could name a topic (query_intent.py)"
+    elif hooks.prompt_tokens <= 0:
+        reason = "hooks.prompt_tokens is 0: the prompt hook injects nothing"
+    if query is None or reason:
+        return Explanation(prompt, False, reason, (), None, None, memories, 0.0, ())
+    if sync:
+        recall.sync_index()
+    # the hook's search: anchors checked now, the org copy when `[org] hook` is on
+    result = ContextService(recall).prompt_search(SearchQuery(query, limit=limit, min_score=0.0))
+    notes = [hit_note(hit) for hit in result.hits]
+    every = recall.config.review.inject_unreviewed
+    kept = [n for n in notes if every or not n.unreviewed]
+    chosen = fill_budget(
+        kept,
+        budget_tokens=hooks.prompt_tokens,
+        min_score=hooks.prompt_min_score,
+        pointers=hooks.prompt_pointers,
+        pointer_min_score=hooks.prompt_pointer_min_score,
+    )
+    return Explanation(
+        prompt,
+        True,
+        "",
+        result.hits,
+        result.decision,
+        recall.searcher.relevance.background(),
+        memories,
+        hooks.prompt_min_score,
+        tuple(note.id for note in chosen.shown),
+        result.degraded_reason,
+        pointers=tuple(note.id for note in chosen.pointers),
+        pointer_threshold=hooks.prompt_pointer_min_score,
+        max_pointers=hooks.prompt_pointers,
+        pointer_ranks=POINTER_RANKS,
+        held_back=tuple(n.id for n in notes if n.unreviewed and not every),
+    )
