@@ -36,6 +36,9 @@ HIT: dict[str, Any] = {
     "body": "We use filelock because two sessions may save the same memory at once.",
 }
 NOTE: dict[str, Any] = {k: HIT[k] for k in ("id", "subject", "occurred_at", "applies_to")}
+# A deadline no load reaches, for a test about what a hook answers rather than how soon: it
+# waits for the answer instead of racing the hook's own 8 s on a busy machine (issue 38).
+PATIENT = {"LOCAL_RECALL_HOOK_DEADLINE_SECONDS": "120"}
 
 
 @dataclass

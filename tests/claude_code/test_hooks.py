@@ -33,6 +33,7 @@ from tests.conftest import clean_env, git_init
 from tests.hook_runs import (
     HIT,
     MEMORY_ID,
+    PATIENT,
     StandIn,
     assert_clean,
     hook_env,
@@ -433,7 +434,8 @@ def add_memories(repo: Path, *, index: bool = True) -> None:
 @pytest.mark.slow
 def test_without_a_daemon_the_prompt_hook_searches_in_process(repo: Path) -> None:
     add_memories(repo)
-    ran = run_hook("user-prompt-submit", prompt_input("how do we dedupe memory saves?", repo), repo)
+    ask = prompt_input("how do we dedupe memory saves?", repo)
+    ran = run_hook("user-prompt-submit", ask, repo, env=hook_env(repo, PATIENT), timeout=150)
     assert_clean(ran)
     assert "two sessions may save the same memory" in ran.context()
     assert "searching in-process" in log_text(repo)
@@ -443,7 +445,8 @@ def test_without_a_daemon_the_prompt_hook_searches_in_process(repo: Path) -> Non
 def test_without_a_daemon_session_start_lists_in_process(repo: Path) -> None:
     add_memories(repo)
     data = {"cwd": str(repo), "source": "startup"}
-    ran = run_hook("session-start", json.dumps(data).encode(), repo)
+    stdin = json.dumps(data).encode()
+    ran = run_hook("session-start", stdin, repo, env=hook_env(repo, PATIENT), timeout=150)
     assert_clean(ran)
     assert "Release checklist" in ran.context()
     assert "2 of 2 listed." in ran.context()
