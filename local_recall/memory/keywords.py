@@ -17,10 +17,63 @@ _IDENTIFIER = re.compile(
 )
 
 
+# Verb forms that are hardly ever nouns: a two-word phrase holding one reads as a clause
+# (`variables works`, `cache holds`, `holds template`), not a term anyone searches for. Forms
+# that are nouns too (`runs`, `calls`, `checks`, `start`) are left alone: `test runs`.
+_VERBS = frozenset(
+    [
+        "allows",
+        "becomes",
+        "compares",
+        "contains",
+        "creates",
+        "does",
+        "fails",
+        "finds",
+        "gets",
+        "gives",
+        "goes",
+        "holds",
+        "keeps",
+        "lets",
+        "makes",
+        "means",
+        "needs",
+        "raises",
+        "says",
+        "seems",
+        "stays",
+        "takes",
+        "tells",
+        "tries",
+        "wants",
+        "works",
+    ]
+)
+
+
+def _plural(word: str) -> bool:
+    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
+def is_clause(phrase: str) -> bool:
+    """Two words that read as a clause rather than a term: one is a verb form from _VERBS, the
+    last is a past participle (`objects keyed`, `session ended`; not `random seed`), or a plural
+    is followed by a verb's -s form (`variables raises`: a compound's first noun is singular)."""
+    words = phrase.split()
+    if len(words) != 2:
+        return False
+    first, last = words
+    participle = len(last) > 4 and last.endswith("ed") and not last.endswith("eed")
+    plural_then_verb = _plural(first) and _plural(last)
+    return participle or plural_then_verb or first in _VERBS or last in _VERBS
+
+
 @lru_cache(maxsize=1)
 def _extractor(count: int) -> Any:
     yake = _import_yake()  # on first use: only writers pay it
-    return yake.KeywordExtractor(lan="en", n=2, dedupLim=0.7, top=count)
+    # twice as many phrases as wanted: those that read as clauses are passed over
+    return yake.KeywordExtractor(lan="en", n=2, dedupLim=0.7, top=2 * count)
 
 
 class CoOccurrenceGraph:
@@ -83,7 +136,8 @@ def _import_yake() -> types.ModuleType:
 
 def extract_keywords(text: str, *, count: int = DEFAULT_COUNT) -> tuple[str, ...]:
     """Up to `count` keywords: code identifiers first (they are what people search for), then
-    YAKE's best phrases. Lower-cased except identifiers, duplicates removed."""
+    YAKE's best phrases that are terms (not `is_clause`). Lower-cased except identifiers,
+    duplicates removed."""
     sample = text[:_MAX_INPUT_CHARS]
     found: dict[str, str] = {}
     for ident in _IDENTIFIER.findall(sample):
@@ -93,7 +147,7 @@ def extract_keywords(text: str, *, count: int = DEFAULT_COUNT) -> tuple[str, ...
     if sample.strip():
         for phrase, _score in _extractor(count).extract_keywords(sample):
             word = " ".join(str(phrase).split()).lower()
-            if word and word not in found:
+            if word and word not in found and not is_clause(word):
                 found[word] = word
             if len(found) >= count:
                 break
