@@ -101,6 +101,11 @@ FORMATS: tuple[VendorFormat, ...] = (
     _f("PlanetScale service token", lambda g: "pscale" + "_tkn_" + _r(g, B64URL, 43), issue=True),
     _f("Okta API token", lambda g: "0" + "0" + _r(g, B64URL, 40), weak=True, issue=True),
     _f("Google OAuth refresh token", lambda g: "1/" + "/0" + _r(g, B64URL, 99), issue=True),
+    # --- issue 35: the same two vendors as people paste them: other lengths, other heads ------
+    _f("Heroku API key, another length",
+       lambda g: "HR" + "KU-" + _r(g, B64URL, g.choice((30, 44, 57, 59, 64, 80)))),
+    _f("Google OAuth refresh token, any head",
+       lambda g: "1/" + "/" + _r(g, ALNUM + "_-", g.choice((31, 36, 60, 103, 180)))),
     # --- formats the rules knew before issue 23 ------------------------------------------------
     _f("Anthropic API key", lambda g: "sk" + "-ant-api03-" + _r(g, B64URL, 93) + "AA"),
     _f("Anthropic admin key", lambda g: "sk" + "-ant-admin01-" + _r(g, B64URL, 93) + "AA"),

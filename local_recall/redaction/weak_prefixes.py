@@ -1,6 +1,9 @@
 """Vendor tokens whose prefix ordinary text also has (issue 23): `s.` (HashiCorp Vault's legacy
 service tokens), `00` (Okta API tokens), `secret_` (Notion's legacy integration secrets) and
-`1//0` (Google OAuth refresh tokens; `1//0` is also Python's floor division).
+`1//` (Google OAuth refresh tokens; `1//0` is also Python's floor division). Also Heroku's
+`HRKU-`, whose vendored rule wants exactly `HRKU-AA` + 58: a token of another length or second
+part, as people paste them, was kept in 4 of 5 prose phrasings (issue 35.11), and so were
+refresh tokens not starting `1//0` or shorter than 40 after it.
 
 Each is taken wherever it stands (no vendor name, no key around it needed), but only when its
 body has the exact length and alphabet of the format **and** looks random: the entropy the
@@ -58,7 +61,8 @@ _RULES: tuple[_WeakRule, ...] = (
     # Okta SSWS tokens: "00" and 40 more
     _weak("okta-access-token", "00", r"[A-Za-z0-9_\-=]{40}+", 4.0),
     _weak("notion-api-token", "secret_", r"[A-Za-z0-9]{43}+", 4.0),
-    _weak("google-oauth-refresh-token", "1//0", r"[A-Za-z0-9_\-]{40,400}+", 4.0),
+    _weak("google-oauth-refresh-token", "1//", r"[A-Za-z0-9_\-]{30,400}+", 4.0),
+    _weak("heroku-api-key-v2", "HRKU-", r"[A-Za-z0-9_\-]{20,200}+", 3.5),
 )
 
 

@@ -23,6 +23,7 @@ class Limits:
     idle_seconds: float = 5.0  # keep-alive: an idle connection is closed after this
     body_seconds: float = 30.0  # to send a request's body
     max_body_bytes: int = 4_000_000  # a memory body is capped at 1 MB; JSON escaping grows it
+    max_streams: int = 16  # live-update streams (events.py): never all of `max_connections`
 
 
 REFUSE = -1

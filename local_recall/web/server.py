@@ -107,7 +107,7 @@ class WebServer:
         self._on_request = on_request
         self.limits = limits
         self.token = secrets.token_urlsafe(32)
-        self.feed = ChangeFeed()
+        self.feed = ChangeFeed(max_streams=min(limits.max_streams, limits.max_connections // 2))
         self.viewer = Viewer(recall, search)
         self._socket: socket.socket | None = None
         self._server: uvicorn.Server | None = None

@@ -6,6 +6,7 @@ log's rate limit and the query socket's back-off."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
@@ -62,8 +63,8 @@ def test_repeated_warnings_are_rate_limited_with_a_count() -> None:
 # --- the real server -------------------------------------------------------------------------
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[int, str]]:
+@contextlib.contextmanager
+def serving(tmp_path: Path, limits: Limits) -> Iterator[tuple[int, str]]:
     from local_recall.recall import Recall
     from local_recall.settings import Settings
     from local_recall.web.server import WebServer
@@ -73,12 +74,18 @@ def server(tmp_path: Path) -> Iterator[tuple[int, str]]:
     recall = Recall.open(settings=Settings(root=root, environ={}))
     recall.init()
     recall.add("Deploy with make ship", "We deploy by running make ship.")
-    web = WebServer(recall, lambda q: recall.query(q, use_index=False), limits=SMALL)
+    web = WebServer(recall, lambda q: recall.query(q, use_index=False), limits=limits)
     web.start()
     try:
         yield web.port, web.token
     finally:
         web.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[int, str]]:
+    with serving(tmp_path, SMALL) as running:
+        yield running
 
 
 def connect(port: int) -> socket.socket:
@@ -189,3 +196,50 @@ def test_idle_connections_never_hold_more_than_the_cap(server: tuple[int, str]) 
     assert json.loads(body) == {"unreviewed": 0, "stale": 0}
     for sock in [*crowd, real]:
         sock.close()
+
+
+def counts_answer(port: int, token: str) -> bytes:
+    """The head and body of GET /api/counts on a new connection (b"" when refused)."""
+    real = connect(port)
+    try:
+        real.sendall(
+            f"GET /api/counts HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Recall-Token: {token}\r\n"
+            "Connection: close\r\n\r\n".encode()
+        )
+        return response_head(real)
+    except OSError:
+        return b""
+    finally:
+        real.close()
+
+
+def open_stream(port: int, token: str) -> socket.socket | None:
+    """An event stream, as a page (or someone with the token) opens it; None when refused."""
+    sock = connect(port)
+    try:
+        sock.sendall(
+            f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Recall-Token: {token}\r\n"
+            "Accept: text/event-stream\r\n\r\n".encode()
+        )
+        if response_head(sock, timeout=5).startswith(b"HTTP/1.1 200"):
+            return sock
+    except OSError:
+        pass
+    sock.close()
+    return None
+
+
+@pytest.mark.parametrize("count", [30, 300])
+def test_open_event_streams_never_keep_the_api_out(tmp_path: Path, count: int) -> None:
+    """Issue 35.11: every stream held a connection for good, and 300 of them (default limits)
+    left none for the API. A new stream now ends the oldest past `max_streams`, and the
+    connection it held is idle again: the first to go when the viewer is full."""
+    limits = SMALL if count == 30 else Limits()
+    with serving(tmp_path, limits) as (port, token):
+        streams = [open_stream(port, token) for _ in range(count)]
+        opened = [s for s in streams if s is not None]
+        answer = counts_answer(port, token)
+        for sock in opened:
+            sock.close()
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    assert len(opened) == count  # every page still gets its stream (the oldest ones end)
