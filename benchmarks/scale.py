@@ -1,7 +1,7 @@
 """Index build, no-op sync and search latency at 10k and 100k synthetic memories.
 
     .venv/bin/python benchmarks/scale.py [--sizes 10000,100000] [--minilm-up-to 10000]
-                                         [--queries 60] [--workdir DIR] [--json OUT]
+                                         [--queries 60] [--saves 0] [--workdir DIR] [--json OUT]
 
 Memories are written as real memory files (subject, two-sentence body, keywords, a scope) and
 indexed and searched through `Recall`. Stores up to --minilm-up-to memories are embedded with
@@ -9,6 +9,9 @@ the real MiniLM model; larger ones with a hashing embedder of the same dimension
 LanceDB side (tables, full-text index, ANN index) is measured at full size without hours of
 CPU embedding — the MiniLM share of a build is reported separately from its measured
 throughput. Queries are always embedded by the real MiniLM, so search latency is end to end.
+`--saves N`: N saves as MCP `save_memory` makes them (`unless_paraphrase`: each syncs the index
+first, embedding the save before it), with the bytes each one wrote (the process's write
+syscalls, /proc/self/io `wchar`: memory file, catalog, LanceDB, relevance cache).
 """
 
 from __future__ import annotations
@@ -187,8 +190,38 @@ def write_files(recall: Recall, rows: Sequence[tuple[str, str, list[str], str, d
         (folder / f"{memory_id}.md").write_text(render_memory(memory), encoding="utf-8")
 
 
+def written_bytes() -> int:
+    """What this process has written so far (write syscalls; Linux only)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    raise RuntimeError("no wchar in /proc/self/io")
+
+
+def measure_saves(recall: Recall, count: int) -> dict[str, Any]:
+    rows = synthetic(count, seed=13)
+    times, sizes = [], []
+    for n, (subject, body, keywords, scope, _when) in enumerate(rows):
+        before, started = written_bytes(), time.perf_counter()
+        recall.save(f"{subject} #{n}", f"{body} Save {n}.", keywords=keywords, scope=scope,
+                    unless_paraphrase=True)  # fmt: skip
+        times.append(1000 * (time.perf_counter() - started))
+        sizes.append(written_bytes() - before)
+    later = sizes[1:] or sizes  # the first save embeds nothing before it
+    return {
+        "save_ms_p50": round(percentile(times[1:] or times, 0.5), 1),
+        "save_bytes_written_median": int(statistics.median(later)),
+        "save_bytes_written_max": max(later),
+    }
+
+
 def measure(
-    size: int, minilm: MiniLMEmbedder, use_minilm: bool, queries: int, workdir: Path
+    size: int,
+    minilm: MiniLMEmbedder,
+    use_minilm: bool,
+    queries: int,
+    workdir: Path,
+    saves: int = 0,
 ) -> dict[str, Any]:
     root = workdir / f"store-{size}"
     root.mkdir(parents=True, exist_ok=True)
@@ -224,6 +257,8 @@ def measure(
         noop.append(time.perf_counter() - started)
         assert again.embedded == again.updated == again.removed == 0, again
     result["noop_sync_s_median"] = round(statistics.median(noop), 3)
+    if saves:
+        result.update(measure_saves(recall, saves))
     rng = random.Random(11)
     asks = [
         f"why do we {rng.choice(VERBS)} {rng.choice(NOUNS)} in the {rng.choice(TOPICS)}"
@@ -278,6 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--minilm-up-to", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--saves", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -295,7 +331,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         flush=True,
     )
     for size in (int(s) for s in args.sizes.split(",")):
-        run = measure(size, minilm, size <= args.minilm_up_to, args.queries, workdir)
+        run = measure(
+            size, minilm, size <= args.minilm_up_to, args.queries, workdir, saves=args.saves
+        )
         results["runs"].append(run)
         print(json.dumps(run), flush=True)
     if args.json:

@@ -43,11 +43,11 @@ from local_recall.search.scoring import (
 )
 from local_recall.search.vector_cache import (
     TERMS_JSON,
-    VECTORS_JSON,
     VectorCache,
     read_term_stats,
     read_vector_cache,
 )
+from local_recall.search.vector_log import VECTORS_JSON, cache_stamp
 
 FILES_ONLY = "files only: word match + fuzzy, no index or embedder"
 FILES_AND_VECTORS = "files only: word match + fuzzy + stored vectors, no index"
@@ -146,7 +146,7 @@ class RelevanceInputs:
         return self.compute_stats(memories)
 
     def vectors(self, embedder: str) -> VectorCache | None:
-        stamp = _stamp(self.state_dir / VECTORS_JSON)
+        stamp = cache_stamp(self.state_dir)  # a save appends to the log: the json stays
         if stamp is None:
             self._vectors = None
             return None

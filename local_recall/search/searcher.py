@@ -177,6 +177,8 @@ class Searcher:
             self.relevance.state_dir,
             lambda: self.relevance.compute_stats(memories),
             changed=changed,
+            vectors_changed=report.vectors_changed,
+            compact=background,  # a save's sync appends; a later one folds a long log
         )
         if not background:
             return report

@@ -9,9 +9,12 @@ no-daemon fallback cannot import LanceDB (~2 s). So the indexer copies every sto
 (whole texts, then passages; float32, L2-normalised) into one `.npy` that a cold process opens
 memory-mapped: an exact dot product per row, a memory's cosine the best of its rows.
 
-Files: `vectors.json` ({"format", "embedder", "dim", "rows", "file", "keys"}: one key per row,
-a passage repeats its memory's key) names the `.npy` it describes (`vectors-<token>.npy`); the
-json is replaced last, so a reader never pairs keys with another write's matrix. `terms.json`
+Files: `vectors.json` ({"format", "embedder", "dim", "rows", "token"}) names the base it
+describes, `vectors-<token>.npy` with its keys in `vectors-<token>.keys` (one key per row, a
+passage repeats its memory's key), and the append-only log of what changed since
+(`vector_log.py`: a save appends a few rows instead of rewriting them all); the json is replaced
+last, so a reader never pairs keys with another write's matrix. A memory's rows are those of
+the newest log line that covers it, else the base's. `terms.json`
 holds `TermStats.to_json()`. The state folder is gitignored but a hostile repository could
 plant files there: nothing is trusted — no symlinks followed, sizes capped, shapes, dtype and
 keys validated; anything wrong reads as "no cache" and search answers without it.
@@ -28,7 +31,7 @@ import re
 import secrets
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -36,32 +39,91 @@ import numpy as np
 import numpy.typing as npt
 
 from local_recall.search.relevance import TermStats, term_stats_from_json
+from local_recall.search.vector_log import (
+    LOG_TOKEN,
+    VECTORS_JSON,
+    append_to_log,
+    live_rows,
+    log_paths,
+    read_vector_log,
+    start_log,
+)
 
-VECTORS_JSON: Final = "vectors.json"
 TERMS_JSON: Final = "terms.json"
-CACHE_FORMAT: Final = 1
+CACHE_FORMAT: Final = 2  # 1: no log (still read)
 MAX_ROWS: Final = 4_000_000  # 100k memories with their passages fit many times over
 MAX_DIM: Final = 4096
 MAX_JSON_BYTES: Final = 256 * 1024 * 1024
 _NPY_NAME: Final = re.compile(r"^vectors-[0-9a-f]{16}\.npy$")
+_PART_NAME: Final = re.compile(r"^vectors-[0-9a-f]{16}\.(?:keys|rows|log)$")
 _KEY: Final = re.compile(r"^(?:episodic|thinking)/[0-9a-f-]{36}$")
 
 Matrix = npt.NDArray[np.float32]
 
 
-@dataclass(slots=True)
-class VectorCache:
-    """The stored vectors, one row per vector; `keys[i]` is row i's memory."""
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Rows of one file: `keys[i]` is row i's memory; `live` masks out the rows a later log
+    line made stale (None: all live)."""
 
     keys: tuple[str, ...]
-    matrix: Matrix  # (rows, dim), memory-mapped read-only
-    embedder: str
-    _rows: dict[str, list[int]] | None = field(default=None, repr=False)
-    _kinds: dict[str, npt.NDArray[np.bool_]] | None = field(default=None, repr=False)
+    matrix: Matrix
+    live: npt.NDArray[np.bool_] | None = None
+
+
+class VectorCache:
+    """The stored vectors, one row per vector; `keys[i]` is live row i's memory. One matrix, or
+    `parts` (a base and its log, as read from disk) whose stale rows are masked."""
+
+    __slots__ = ("_kinds", "_parts", "_rows", "embedder", "keys")
+
+    def __init__(
+        self,
+        keys: Sequence[str],
+        matrix: Matrix,
+        embedder: str,
+        *,
+        parts: Sequence[Part] | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self._parts = tuple(parts) if parts is not None else (Part(tuple(keys), matrix),)
+        self.keys: tuple[str, ...] = tuple(
+            key
+            for part in self._parts
+            for i, key in enumerate(part.keys)
+            if part.live is None or part.live[i]
+        )
+        self._rows: dict[str, list[tuple[int, int]]] | None = None
+        self._kinds: dict[str, npt.NDArray[np.bool_]] | None = None
+
+    def _scores(self, query: Matrix, *, einsum: bool) -> npt.NDArray[np.float32]:
+        """Every live row's dot product with `query`, in `keys` order."""
+        q = query.astype(np.float32)
+        chunks = []
+        for part in self._parts:
+            if not part.keys:
+                continue
+            # einsum: numpy's own loop, one thread. BLAS would spread this memory-bound product
+            # over threads that, on cores shared with the agent and its builds, wait more than
+            # they work (2.5x the wall time measured under load).
+            scores = np.einsum("ij,j->i", part.matrix, q) if einsum else part.matrix @ q
+            chunks.append(scores if part.live is None else scores[part.live])
+        if not chunks:
+            return np.zeros(0, dtype=np.float32)
+        return chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+
+    def rows_by_key(self) -> dict[str, bytes]:
+        """Each memory's live rows as bytes, in order (tests compare a cache with a rebuild)."""
+        found: dict[str, list[bytes]] = {}
+        for part in self._parts:
+            for i, key in enumerate(part.keys):
+                if part.live is None or part.live[i]:
+                    found.setdefault(key, []).append(np.asarray(part.matrix[i], "<f4").tobytes())
+        return {key: b"".join(rows) for key, rows in found.items()}
 
     def best_cosines(self, query: Matrix) -> dict[str, float]:
         """Every memory's best cosine with the (L2-normalised) query vector."""
-        values = (self.matrix @ query.astype(np.float32)).tolist()
+        values = self._scores(query, einsum=False).tolist()
         best: dict[str, float] = {}
         for key, value in zip(self.keys, values, strict=True):
             if value > best.get(key, -2.0):
@@ -73,10 +135,7 @@ class VectorCache:
         product and a partial sort (~3 ms of CPU for 20k rows), where an ANN query costs several
         ms of LanceDB per table. The rows of the best memories are among the best rows: enough
         of those are taken to hold `limit` distinct memories."""
-        # einsum: numpy's own loop, one thread. BLAS would spread this memory-bound product
-        # over threads that, on cores shared with the agent and its builds, wait more than they
-        # work (2.5x the wall time measured under load).
-        scores = np.einsum("ij,j->i", self.matrix, query.astype(np.float32))
+        scores = self._scores(query, einsum=True)
         if kind is not None:
             scores = np.where(self._of_kind(kind), scores, -np.inf)
         rows = len(scores)
@@ -108,20 +167,30 @@ class VectorCache:
     def cosines_of(self, query: Matrix, keys: Sequence[str]) -> dict[str, float]:
         """The best cosine of the given memories only (a search's candidates): cheap at 100k."""
         if self._rows is None:
-            rows: dict[str, list[int]] = {}
-            for i, key in enumerate(self.keys):
-                rows.setdefault(key, []).append(i)
+            rows: dict[str, list[tuple[int, int]]] = {}
+            for p, part in enumerate(self._parts):
+                for i, key in enumerate(part.keys):
+                    if part.live is None or part.live[i]:
+                        rows.setdefault(key, []).append((p, i))
             self._rows = rows
-        wanted = [(key, self._rows[key]) for key in dict.fromkeys(keys) if key in self._rows]
-        if not wanted:
-            return {}
-        flat = [i for _, found in wanted for i in found]
-        values = (self.matrix[flat] @ query.astype(np.float32)).tolist()
+        q = query.astype(np.float32)
         best: dict[str, float] = {}
-        at = 0
-        for key, found in wanted:
-            best[key] = max(values[at : at + len(found)])
-            at += len(found)
+        for p, part in enumerate(self._parts):
+            wanted = [
+                (key, [i for at, i in self._rows[key] if at == p])
+                for key in dict.fromkeys(keys)
+                if key in self._rows
+            ]
+            wanted = [(key, found) for key, found in wanted if found]
+            if not wanted:
+                continue
+            flat = [i for _, found in wanted for i in found]
+            values = (part.matrix[flat] @ q).tolist()
+            at = 0
+            for key, found in wanted:
+                value = max(values[at : at + len(found)])
+                best[key] = max(value, best.get(key, value))
+                at += len(found)
         return best
 
 
@@ -160,25 +229,57 @@ def read_json_file(path: Path, limit: int = MAX_JSON_BYTES) -> object:
             return None
 
 
-def read_vector_cache(state_dir: Path, *, embedder: str) -> VectorCache | None:  # noqa: PLR0911
-    """The cache written for `embedder` (its fingerprint), or None if missing, written by
-    another embedder, or not of the expected shape."""
-    meta = read_json_file(state_dir / VECTORS_JSON)
+@dataclass(frozen=True, slots=True)
+class Header:
+    """`vectors.json`: which base (`vectors-<token>.npy`, its keys in `vectors-<token>.keys`)
+    and log (`vector_log.py`, the same token) make the cache, for which embedder."""
+
+    embedder: str
+    dim: int
+    rows: int  # the base's
+    token: str
+
+
+def read_header(state_dir: Path) -> Header | None:
+    meta = read_json_file(state_dir / VECTORS_JSON, 1 << 16)
     if not isinstance(meta, dict) or meta.get("format") != CACHE_FORMAT:
         return None
-    keys, dim, rows, name = meta.get("keys"), meta.get("dim"), meta.get("rows"), meta.get("file")
-    if meta.get("embedder") != embedder or not isinstance(name, str) or not _NPY_NAME.match(name):
+    embedder, dim, rows, token = (meta.get(k) for k in ("embedder", "dim", "rows", "token"))
+    if not isinstance(embedder, str) or not isinstance(token, str) or not LOG_TOKEN.match(token):
         return None
-    if not isinstance(dim, int) or not isinstance(rows, int) or not isinstance(keys, list):
+    if not isinstance(dim, int) or not isinstance(rows, int):
         return None
-    if not (0 < dim <= MAX_DIM and 0 <= rows <= MAX_ROWS and len(keys) == rows):
+    if not (0 < dim <= MAX_DIM and 0 <= rows <= MAX_ROWS):
+        return None
+    return Header(embedder, dim, rows, token)
+
+
+def _read_base(state_dir: Path, header: Header) -> tuple[tuple[str, ...], Matrix] | None:
+    keys = read_json_file(state_dir / f"vectors-{header.token}.keys")
+    if not isinstance(keys, list) or len(keys) != header.rows:
         return None
     if not all(isinstance(k, str) and _KEY.match(k) for k in keys):
         return None
-    matrix = _read_matrix(state_dir / name, rows, dim)
-    if matrix is None:
+    matrix = _read_matrix(state_dir / f"vectors-{header.token}.npy", header.rows, header.dim)
+    return None if matrix is None else (tuple(keys), matrix)
+
+
+def read_vector_cache(state_dir: Path, *, embedder: str) -> VectorCache | None:
+    """The cache written for `embedder` (its fingerprint), or None if missing, written by
+    another embedder, or not of the expected shape."""
+    header = read_header(state_dir)
+    if header is None or header.embedder != embedder:
         return None
-    return VectorCache(tuple(keys), matrix, embedder)
+    base = _read_base(state_dir, header)
+    log = read_vector_log(state_dir, header.token, header.dim, MAX_ROWS - header.rows)
+    if base is None or log is None:
+        return None
+    keys, matrix = base
+    if not log.entries:
+        return VectorCache(keys, matrix, embedder)
+    base_live, log_keys, log_live = live_rows(keys, log)
+    parts = [Part(keys, matrix, base_live), Part(log_keys, log.matrix, log_live)]
+    return VectorCache((), matrix, embedder, parts=parts)
 
 
 def _read_matrix(path: Path, rows: int, dim: int) -> Matrix | None:  # noqa: PLR0911
@@ -231,25 +332,52 @@ def replace_file(path: Path, write: Any) -> None:
 def write_vector_cache(
     state_dir: Path, keys: Sequence[str], matrix: Matrix, *, embedder: str
 ) -> None:
-    """Replace the cache; older `.npy` files are removed once the new json names the new one."""
+    """Replace the cache with a new base and an empty log; the older files are removed once
+    the new json names the new ones."""
     state_dir.mkdir(parents=True, exist_ok=True)
     rows, dim = (len(keys), matrix.shape[1]) if matrix.ndim == 2 else (0, 1)
     data = np.ascontiguousarray(matrix, dtype="<f4").reshape(rows, dim)
-    name = f"vectors-{secrets.token_hex(8)}.npy"
-    replace_file(state_dir / name, lambda handle: np.save(handle, data, allow_pickle=False))
-    meta = {
-        "format": CACHE_FORMAT,
-        "embedder": embedder,
-        "dim": dim,
-        "rows": rows,
-        "file": name,
-        "keys": list(keys),
-    }
+    token = secrets.token_hex(8)
+    ours = {f"vectors-{token}.npy", f"vectors-{token}.keys"}
+    replace_file(state_dir / f"vectors-{token}.npy", lambda h: np.save(h, data, allow_pickle=False))
+    replace_file(
+        state_dir / f"vectors-{token}.keys", lambda h: h.write(json.dumps(list(keys)).encode())
+    )
+    start_log(state_dir, token)
+    ours |= {path.name for path in log_paths(state_dir, token)}
+    meta = {"format": CACHE_FORMAT, "embedder": embedder, "dim": dim, "rows": rows, "token": token}
     replace_file(state_dir / VECTORS_JSON, lambda h: h.write(json.dumps(meta).encode()))
     for old in state_dir.iterdir():
-        if old.name != name and _NPY_NAME.match(old.name) and not old.is_symlink():
+        if old.name in ours or old.is_symlink():
+            continue
+        if _NPY_NAME.match(old.name) or _PART_NAME.match(old.name):
             with contextlib.suppress(OSError):
                 old.unlink()
+
+
+def append_vector_cache(
+    state_dir: Path,
+    keys: Sequence[str],
+    matrix: Matrix,
+    *,
+    covers: Sequence[str],
+    embedder: str,
+) -> tuple[int, int] | None:
+    """Append the vectors of the memories `covers` names (`keys`: one per row; a covered
+    memory without rows has none any more) to the cache's log: the log's rows after it and
+    the base's. None when there is no usable cache of this embedder and dimension (write one)."""
+    header = read_header(state_dir)
+    if header is None or header.embedder != embedder:
+        return None
+    log = read_vector_log(state_dir, header.token, header.dim, MAX_ROWS - header.rows)
+    rows = len(keys)
+    if log is None or (rows and (matrix.ndim != 2 or matrix.shape != (rows, header.dim))):
+        return None
+    if log.rows + rows > MAX_ROWS - header.rows:
+        return None
+    data = np.asarray(matrix, dtype=np.float32).reshape(rows, header.dim)
+    append_to_log(state_dir, header.token, log, keys, data, covers)
+    return log.rows + rows, header.rows
 
 
 def write_term_stats(state_dir: Path, stats: TermStats) -> None:

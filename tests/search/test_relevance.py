@@ -268,17 +268,21 @@ def test_a_planted_or_broken_cache_reads_as_none(tmp_path: Path) -> None:
     write_cache(tmp_path)
     meta_path = tmp_path / VECTORS_JSON
     meta = json.loads(meta_path.read_text())
-    npy = tmp_path / meta["file"]
+    npy = tmp_path / f"vectors-{meta['token']}.npy"
+    keys_path = tmp_path / f"vectors-{meta['token']}.keys"
 
     def broken(**changes: Any) -> bool:
         meta_path.write_text(json.dumps({**meta, **changes}))
         return read_vector_cache(tmp_path, embedder=FP) is None
 
     assert broken(rows=2)  # keys and rows disagree
-    assert broken(keys=["../../etc/passwd", KEY_B, KEY_A])
-    assert broken(file="../vectors-0000000000000000.npy")
+    assert broken(token="../../0000000000000000")
     assert broken(dim=4)  # the matrix is not of the announced shape
     meta_path.write_text(json.dumps(meta))
+    keys = keys_path.read_text()
+    keys_path.write_text(json.dumps(["../../etc/passwd", KEY_B, KEY_A]))
+    assert read_vector_cache(tmp_path, embedder=FP) is None
+    keys_path.write_text(keys)
     assert read_vector_cache(tmp_path, embedder=FP) is not None
     # a matrix of another dtype, or cut short
     np.save(npy, np.zeros((3, 3), dtype=np.float64))

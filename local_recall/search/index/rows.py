@@ -144,14 +144,22 @@ class MemoryIndex(IndexTables):
                 raise IndexUnavailable(f"removing rows failed: {exc}") from exc
 
     def vectors(
-        self, kind: str | None, *, passages: bool = False
+        self, kind: str | None, *, passages: bool = False, keys: Sequence[str] | None = None
     ) -> tuple[list[str], npt.NDArray[np.float32]]:
         """Every embedded memory's key and whole-text vector (one row each), for the nearest-
         neighbour search of `consolidate`: two columns, no query. `passages`: the passage
-        vectors instead (several rows per memory), for the relevance cache."""
+        vectors instead (several rows per memory), for the relevance cache; `keys`: only
+        these memories' (what a sync changed)."""
         import numpy as np
 
-        where = row_filter(kind, None, None, extra=None if passages else "has_vector = true")
+        extra = None if passages else "has_vector = true"
+        if keys is not None:
+            for key in keys:  # the filter is SQL: only well-formed keys ever reach it
+                if not _KEY.match(key):
+                    raise IndexUnavailable(f"refusing a malformed index key {key!r}")
+            among = "key IN (" + ", ".join(f"'{key}'" for key in keys) + ")"
+            extra = among if extra is None else f"{extra} AND {among}"
+        where = row_filter(kind, None, None, extra=extra)
         try:
             table = self.opened(PASSAGES if passages else TABLE)
             query = table.search().select(["key", "vector"])

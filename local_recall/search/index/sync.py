@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from local_recall.errors import EmbedderUnavailable, IndexUnavailable
+from local_recall.errors import EmbedderUnavailable, IndexUnavailable, StorageError
 from local_recall.memory.keywords import extract_keywords
 from local_recall.memory.model import Memory
 from local_recall.repo.locks import held_lock
@@ -38,11 +38,14 @@ from local_recall.search.index.rows import MemoryIndex
 from local_recall.search.relevance import TermStats
 from local_recall.search.vector_cache import (
     TERMS_JSON,
-    VECTORS_JSON,
+    Header,
+    append_vector_cache,
+    read_header,
     remove_vector_cache,
     write_term_stats,
     write_vector_cache,
 )
+from local_recall.search.vector_log import log_paths
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +68,9 @@ class IndexReport:
     seconds: float
     fallback: str | None = None
     rebuild_reason: str | None = None
+    # the memories whose vectors were written or removed (None: all of them, a rebuild): what
+    # the relevance cache appends (write_relevance_cache)
+    vectors_changed: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -202,6 +208,7 @@ def _sync_locked(
         seconds=time.perf_counter() - started,
         fallback=fallback,
         rebuild_reason=why,
+        vectors_changed=None if why is not None else (*plan.to_embed, *plan.to_remove),
     )
 
 
@@ -266,28 +273,109 @@ def index_locked(lock_path: Path) -> contextlib.AbstractContextManager[None]:
     return held_lock(lock_path, timeout=_LOCK_TIMEOUT_SECONDS, what="the index lock")
 
 
+@dataclass(frozen=True, slots=True)
+class CachePolicy:
+    """When the relevance cache's log is folded into a new base (a whole write): by a sync off
+    the save path once the log holds `share` of the base's rows (at least `min_rows`), by any
+    sync at `hard_share`. Amortised, a save writes its own rows (issue 36.1). A sync that
+    changed more than `max_keys` memories writes the whole cache at once."""
+
+    share: float = 0.25
+    hard_share: float = 1.0
+    min_rows: int = 256
+    max_keys: int = 500
+
+    def log_too_long(self, log_rows: int, base_rows: int, *, compact: bool) -> bool:
+        share = log_rows / max(base_rows, self.min_rows)
+        return share >= (self.share if compact else self.hard_share)
+
+
 def write_relevance_cache(
-    index: MemoryIndex, state_dir: Path, stats: Callable[[], TermStats], *, changed: bool
+    index: MemoryIndex,
+    state_dir: Path,
+    stats: Callable[[], TermStats],
+    *,
+    changed: bool,
+    vectors_changed: Sequence[str] | None = None,
+    compact: bool = False,
+    policy: CachePolicy = CachePolicy(),
 ) -> None:
-    """After a sync: copy every stored vector into the relevance cache and persist the store's
-    term statistics (vector_cache.py), when the sync changed something or the cache is missing.
-    The cold hook scores with them exactly as the daemon does. Never raises: without a cache,
-    the fallback answers with the word-only model."""
-    present = [state_dir / n for n in (VECTORS_JSON, TERMS_JSON)]
-    if not changed and all(p.is_file() and not p.is_symlink() for p in present):
-        return  # (a planted symlink is replaced, never followed)
+    """After a sync: bring the relevance cache up to date with the index and persist the
+    store's term statistics (vector_cache.py), when the sync changed something or the cache is
+    missing. `vectors_changed` (the sync's report): only those memories' vectors are appended
+    to the cache's log; `compact`: this sync is off the save path, and may fold a long log into
+    a new base. The cold hook scores with the cache exactly as the daemon does. Never raises:
+    without a cache, the fallback answers with the word-only model."""
+    header = read_header(state_dir)
+    if not changed and header is not None and _fresh(state_dir, header, compact, policy):
+        return
+    try:
+        with held_lock(state_dir / CACHE_LOCK, timeout=_LOCK_TIMEOUT_SECONDS, what="the cache"):
+            write_term_stats(state_dir, stats())
+            meta = index.read_meta()
+            if meta is None or meta.embedder is None or not index.exists():
+                remove_vector_cache(state_dir)
+                return
+            few = vectors_changed if changed and vectors_changed is not None else None
+            appendable = few is not None and len(few) <= policy.max_keys
+            if (
+                few is not None
+                and appendable
+                and _appended(index, state_dir, few, meta.embedder, compact, policy)
+            ):
+                return
+            _write_whole(index, state_dir, meta.embedder)
+    except (IndexUnavailable, OSError, ValueError, StorageError) as exc:
+        log.warning("relevance cache not written: %s", exc)
+
+
+CACHE_LOCK: Final = "vectors.lock"
+
+
+def _appended(
+    index: MemoryIndex,
+    state_dir: Path,
+    changed: Sequence[str],
+    embedder: str,
+    compact: bool,
+    policy: CachePolicy,
+) -> bool:
+    """Append the changed memories' vectors; False when a whole write is due instead."""
     import numpy as np
 
-    try:
-        write_term_stats(state_dir, stats())
-        meta = index.read_meta()
-        if meta is None or meta.embedder is None or not index.exists():
-            remove_vector_cache(state_dir)
-            return
-        keys, matrix = index.vectors(None)
-        if index.has_passages():
-            more, extra = index.vectors(None, passages=True)
-            keys, matrix = keys + more, np.concatenate([matrix, extra]) if more else matrix
-        write_vector_cache(state_dir, keys, matrix, embedder=meta.embedder)
-    except (IndexUnavailable, OSError, ValueError) as exc:
-        log.warning("relevance cache not written: %s", exc)
+    if not changed:
+        return True  # metadata only: the vectors are the same
+    keys, matrix = index.vectors(None, keys=changed)
+    if index.has_passages():
+        more, extra = index.vectors(None, passages=True, keys=changed)
+        keys, matrix = keys + more, np.concatenate([matrix, extra]) if more else matrix
+    sizes = append_vector_cache(state_dir, keys, matrix, covers=changed, embedder=embedder)
+    if sizes is None:
+        return False
+    log_rows, base_rows = sizes
+    return not policy.log_too_long(log_rows, base_rows, compact=compact)
+
+
+def _write_whole(index: MemoryIndex, state_dir: Path, embedder: str) -> None:
+    import numpy as np
+
+    keys, matrix = index.vectors(None)
+    if index.has_passages():
+        more, extra = index.vectors(None, passages=True)
+        keys, matrix = keys + more, np.concatenate([matrix, extra]) if more else matrix
+    write_vector_cache(state_dir, keys, matrix, embedder=embedder)
+
+
+def _fresh(state_dir: Path, header: Header, compact: bool, policy: CachePolicy) -> bool:
+    """The cache and the term statistics are there and (`compact`) the log is short."""
+    terms = state_dir / TERMS_JSON
+    if not terms.is_file() or terms.is_symlink():  # a planted symlink is replaced, never followed
+        return False
+    if not compact:
+        return True
+    rows_path, _ = log_paths(state_dir, header.token)
+    try:  # the log's rows from its file's size: no read
+        log_rows = rows_path.stat().st_size // (header.dim * 4)
+    except OSError:
+        return True
+    return not policy.log_too_long(log_rows, header.rows, compact=True)
