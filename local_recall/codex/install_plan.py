@@ -7,6 +7,9 @@
 * `.codex/config.toml`: `[mcp_servers.local-recall]` (command and args only). Never `required =
   true`: Codex would then refuse to start whenever the server cannot. The table is added as
   text at the end and removed as text; a table of that name that is not ours is left alone.
+  Running init again rewrites only its `command` and `args` lines: keys the user added
+  (`startup_timeout_sec`, an `env` sub-table) stay (issue 35.8). Our table ends at its last
+  key, not at the next table's header: a comment above that header is the next table's.
   Project config loads only in a trusted project (`codex exec --trust`, or the TUI's prompt).
 """
 
@@ -55,13 +58,29 @@ def mcp_table(launcher: Sequence[str]) -> str:
     )
 
 
+# our `command` / `args` keys (an array may span lines), with a comment after them
+_OUR_KEYS = re.compile(
+    r"^(?:command|args)[ \t]*=[ \t]*(?:\[.*?\]|[^\n]*?)[ \t]*(?:#[^\n]*)?(?:\n|\Z)",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def _last_key_end(text: str, start: int, end: int) -> int:
+    """`end` drawn back over the blank and comment lines before the next table."""
+    lines = text[start:end].splitlines(keepends=True)
+    while len(lines) > 1 and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
+        lines.pop()
+    return start + sum(len(line) for line in lines)
+
+
 def our_mcp_table(text: str) -> tuple[int, int] | None:
-    """(start, end) of the `[mcp_servers.local-recall]` table when it runs local-recall."""
+    """(start, end) of the `[mcp_servers.local-recall]` table (its sub-tables with it) when it
+    runs local-recall; it ends at its last key."""
     match = _TABLE.search(text)
     if match is None:
         return None
     following = _NEXT_TABLE.search(text, match.end())
-    end = following.start() if following else len(text)
+    end = _last_key_end(text, match.start(), following.start() if following else len(text))
     try:
         entry = tomllib.loads(text[match.start() : end]).get("mcp_servers", {}).get(SERVER, {})
     except tomllib.TOMLDecodeError:
@@ -79,20 +98,43 @@ def plan_config(text: str | None, launcher: Sequence[str] | None) -> str | None:
     if launcher is None:
         if span is None:
             return text
-        rest = (current[: span[0]] + current[span[1] :]).strip("\n")
-        return rest + "\n" if rest.strip() else None
+        before, after = current[: span[0]].rstrip("\n"), current[span[1] :].lstrip("\n")
+        rest = before + ("\n\n" if before and after else "") + after
+        return rest.rstrip("\n") + "\n" if rest.strip() else None
     table = mcp_table(launcher)
     if span is not None:
         return (
-            current[: span[0]]
-            + table
-            + ("\n" if current[span[1] :] else "")
-            + current[span[1] :].lstrip("\n")
+            current[: span[0]] + _relaunched(current[span[0] : span[1]], table) + current[span[1] :]
         )
     if _TABLE.search(current):
         return text  # someone else's server of that name: theirs
     separator = "" if not current else ("\n" if current.endswith("\n") else "\n\n")
     return current + separator + table
+
+
+def _relaunched(ours: str, table: str) -> str:
+    """Our table `ours` (header first) running what `table` runs, every other key kept: the
+    header's `command` and `args` lines are replaced, in place of the first of them."""
+    header_end = ours.index("\n") + 1 if "\n" in ours else len(ours)
+    sub = re.search(r"^\[", ours[header_end:], re.MULTILINE)
+    main_end = header_end + sub.start() if sub else len(ours)
+    main = ours[header_end:main_end]
+    first = _OUR_KEYS.search(main)
+    keys = table[table.index("\n") + 1 :]
+    at = first.start() if first else 0
+    rest = _OUR_KEYS.sub("", main)
+    kept = rest[:at] + keys + rest[at:] if first else keys + rest
+    relaunched = ours[:header_end] + kept + ours[main_end:]
+    try:  # what was there is still there: else the plain table, as before
+        old = tomllib.loads(ours).get("mcp_servers", {}).get(SERVER, {})
+        new = tomllib.loads(relaunched).get("mcp_servers", {}).get(SERVER, {})
+        wanted = tomllib.loads(table)["mcp_servers"][SERVER]
+    except tomllib.TOMLDecodeError:
+        return table
+    same = {k: v for k, v in old.items() if k not in wanted} == {
+        k: v for k, v in new.items() if k not in wanted
+    }
+    return relaunched if same and all(new.get(k) == v for k, v in wanted.items()) else table
 
 
 def plan(texts: Mapping[str, str | None], launcher: Sequence[str] | None) -> dict[str, str | None]:

@@ -106,6 +106,36 @@ def test_codex_uninstall_takes_our_servers_sub_tables_with_it() -> None:
     assert removed[codex.CONFIG_FILE] is None
 
 
+def test_codex_init_again_keeps_the_keys_a_user_added_to_our_table() -> None:
+    """Issue 35.8: running init again replaced our table whole, dropping what the user added."""
+    installed = codex.plan({codex.HOOKS_FILE: None, codex.CONFIG_FILE: None}, LAUNCHER)
+    edited = (installed[codex.CONFIG_FILE] or "").replace(
+        "[mcp_servers.local-recall]\n", "[mcp_servers.local-recall]\nstartup_timeout_sec = 30\n"
+    ) + '\n[mcp_servers.local-recall.env]\nRECALL_DEBUG = "1"\n'
+    texts = {codex.HOOKS_FILE: installed[codex.HOOKS_FILE], codex.CONFIG_FILE: edited}
+    assert codex.plan(texts, LAUNCHER)[codex.CONFIG_FILE] == edited  # nothing to change
+    moved = tomllib.loads(codex.plan(texts, OTHER)[codex.CONFIG_FILE] or "")
+    assert moved["mcp_servers"]["local-recall"] == {
+        "command": OTHER[0],
+        "args": ["mcp"],
+        "startup_timeout_sec": 30,
+        "env": {"RECALL_DEBUG": "1"},
+    }
+
+
+def test_codex_leaves_the_comment_above_the_next_table_to_that_table() -> None:
+    users = '\n# the tracker, for the on-call\n[mcp_servers.tracker]\ncommand = "tracker-mcp"\n'
+    installed = codex.plan({codex.HOOKS_FILE: None, codex.CONFIG_FILE: None}, LAUNCHER)
+    text = (installed[codex.CONFIG_FILE] or "") + users
+    for launcher in (LAUNCHER, OTHER, None):
+        after = codex.plan({codex.HOOKS_FILE: None, codex.CONFIG_FILE: text}, launcher)
+        assert "# the tracker, for the on-call\n[mcp_servers.tracker]" in (
+            after[codex.CONFIG_FILE] or ""
+        ), launcher
+    removed = codex.plan({codex.HOOKS_FILE: None, codex.CONFIG_FILE: text}, None)
+    assert removed[codex.CONFIG_FILE] == users.lstrip("\n")
+
+
 def test_gemini_plan_merges_hooks_server_and_allowed_tools() -> None:
     user = {
         "theme": "dark",
