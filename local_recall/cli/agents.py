@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from local_recall.agents.files import FileChange, apply_plan, read_texts
+from local_recall.agents.files import FileChange, apply_plan, check_text, read_texts
 from local_recall.agents.plan import agent_of_command, installed_agent_hooks, section_of
 from local_recall.codex import install_plan as codex_plan
 from local_recall.copilot import install_plan as copilot_plan
@@ -48,6 +48,17 @@ def _run(agent: str, root: Path, launcher: Sequence[str] | None) -> list[FileCha
         return plan_of(texts, launcher)
 
     return apply_plan(agent, root, names, plan)
+
+
+def check_agent_files(agents: Sequence[str], root: Path) -> None:
+    """InvalidInput when a file one of `agents` would change does not parse: every agent's files
+    are checked before any agent's are written (issue 35.8: `.codex/` was written, then a JSONC
+    `.gemini/settings.json` stopped init halfway)."""
+    for agent in agents:
+        names, _ = PLANS.get(agent, ([], None))
+        for name, text in read_texts(root, names).items():
+            if text is not None:
+                check_text(name, text)
 
 
 def install_agent(agent: str, root: Path, launcher: Sequence[str]) -> list[FileChange]:

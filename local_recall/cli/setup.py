@@ -83,10 +83,11 @@ def init(
         plan_for_copilot,
         plan_install,
     )
-    from local_recall.cli.agents import install_agent, resolve_agents
+    from local_recall.cli.agents import check_agent_files, install_agent, resolve_agents
 
     settings = app.settings
     chosen = resolve_agents(agents, settings.which)  # a wrong name fails before anything
+    check_agent_files(chosen, settings.root)  # every agent's files parse, before any is written
     launcher = find_launcher(search_path=settings.environ.get("PATH", os.defpath))
     # Plan and check everything first: a refusal (a symlinked .mcp.json, a settings file that
     # is not JSON) must leave the repository as it was, local-recall/ included.
@@ -198,10 +199,11 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
     from local_recall.capture.sessions.sources import record_opt_in
     from local_recall.claude_code.install.apply import InstallReport, hooks_elsewhere
     from local_recall.claude_code.install.apply import uninstall as uninstall_claude
-    from local_recall.cli.agents import AGENTS, resolve_agents, uninstall_agent
+    from local_recall.cli.agents import AGENTS, check_agent_files, resolve_agents, uninstall_agent
 
     settings = app.settings
     chosen = list(AGENTS) if "all" in agents else resolve_agents(agents, settings.which)
+    check_agent_files(chosen, settings.root)
     report = InstallReport(())
     if "claude" in chosen:
         report = uninstall_claude(

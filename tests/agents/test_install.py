@@ -311,6 +311,19 @@ def test_a_broken_agent_file_stops_init_before_anything_is_written(
     assert cli("init", "--agent", "nope").returncode != 0
 
 
+def test_init_checks_every_agents_files_before_writing_any(repo: Path, cli: CliRunner) -> None:
+    """Issue 35.8: `.codex/` was written, then the JSONC `.gemini/settings.json` refused."""
+    (repo / ".gemini").mkdir()
+    jsonc = '{\n  // the theme we agreed on\n  "theme": "dark"\n}\n'
+    (repo / ".gemini" / "settings.json").write_text(jsonc)
+    for command in ("init", "uninstall"):
+        done = cli(command, "--agent", "codex", "--agent", "gemini")
+        assert done.returncode != 0 and "not valid JSON" in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+        assert not (repo / ".codex").exists(), command  # all or nothing
+    assert (repo / ".gemini" / "settings.json").read_text() == jsonc
+
+
 def test_init_agent_is_the_opt_in_to_reading_its_sessions(repo: Path, cli: CliRunner) -> None:
     from local_recall.capture.sessions.sources import opted_in, session_sources
     from local_recall.capture.transcripts.model import TranscriptFile
