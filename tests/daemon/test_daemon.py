@@ -224,7 +224,7 @@ def test_killed_daemon_leaves_no_stale_lock(repo: Path) -> None:
         first = lr(repo, "daemon", "start", env=env)
         pid = int(first.stdout.split("pid ")[1].rstrip(")\n"))
         os.kill(pid, signal.SIGKILL)
-        wait_for(lambda: lock_holder(Layout(repo)) is None, 10)
+        wait_for(lambda: lock_holder(Layout(repo)) is None, 60)
         assert lr(repo, "daemon", "status", env=env).returncode == 3
         again = lr(repo, "daemon", "start", env=env)
         assert again.returncode == 0 and again.stdout.startswith("started"), again.stderr
@@ -293,7 +293,7 @@ def test_first_memory_in_a_folder_created_after_start_is_indexed(repo: Path) -> 
         recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
         memory = recall.add("Okapi cache", "The okapicache folder is rebuilt on every boot.")
         # one watcher tick (5 s) + debounce + sync; far below the 300 s full-pass period
-        wait_for(lambda: any(h["id"] == memory.id for h in search(repo, "okapicache", env)), 30)
+        wait_for(lambda: any(h["id"] == memory.id for h in search(repo, "okapicache", env)), 120)
     finally:
         stop_and_reap(repo)
 
@@ -414,7 +414,7 @@ def test_idle_daemon_exits_by_itself(repo: Path) -> None:
     env = daemon_env(repo, LOCAL_RECALL_DAEMON_IDLE_EXIT_MINUTES="0.02")
     try:
         assert lr(repo, "daemon", "start", env=env).returncode == 0
-        wait_for(lambda: lock_holder(Layout(repo)) is None, 30)
+        wait_for(lambda: lock_holder(Layout(repo)) is None, 120)
         assert status_json(repo)["state"] == "stopped"
     finally:
         stop_and_reap(repo)
