@@ -88,9 +88,27 @@ def _command_ok(command: str, which: Callable[[str], str | None]) -> bool:
     return Path(program).is_file() if "/" in program else which(program) is not None
 
 
+def repository_program(command: str, root: Path, own: Sequence[str]) -> str | None:
+    """The program a hook command runs when it is a file of the repository — a relative path,
+    or an absolute one under `root` other than this install's own launcher `own` (a venv in
+    the checkout) — rather than an installed local-recall: a committed `./tools/local-recall`
+    only has our name (issue 35.8). None for a program found on PATH or installed elsewhere."""
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return None
+    if "/" not in program or (own and program == own[0]):
+        return None
+    path = Path(program)
+    return program if not path.is_absolute() or root in path.parents else None
+
+
 def agent_checks(root: Path, which: Callable[[str], str | None]) -> list[Check]:
     """One line per agent whose files hold our wiring (or whose CLI is on PATH): hooks, MCP and
-    what the user still has to do (trust)."""
+    what the user still has to do (trust) — never trust for hooks that run a repository file."""
+    from local_recall.claude_code.install.apply import find_launcher
+
+    own = find_launcher().argv
     checks: list[Check] = []
     for agent in ("codex", "gemini", "copilot"):
         names, _ = PLANS[agent]
@@ -111,12 +129,20 @@ def agent_checks(root: Path, which: Callable[[str], str | None]) -> list[Check]:
                     )
                 )
             continue
-        commands = [c for c in _commands(agent, texts) if not _command_ok(c, which)]
+        ran = _commands(agent, texts)
+        commands = [c for c in ran if not _command_ok(c, which)]
+        foreign = [p for c in ran if (p := repository_program(c, root, own)) is not None]
         # Codex's note (trust) is advice, not a fault; a Copilot without its instructions is
-        status = FAIL if commands else (WARN if extra and agent == "copilot" else OK)
+        status = FAIL if commands or foreign else (WARN if extra and agent == "copilot" else OK)
         detail = f"hooks: {', '.join(hooks) or 'none'}; MCP: {'yes' if mcp else 'no'}"
         if commands:
             detail += f"; command not found: {commands[0]}"
+        if foreign:  # never tell the user to trust them
+            extra = (
+                f"the hooks run {foreign[0]}, a file of this repository, not an installed "
+                "local-recall: do not trust them; `local-recall init --agent "
+                f"{agent}` writes ours"
+            )
         if extra:
             detail += f"; {extra}"
         checks.append(Check(agent, status, detail))
