@@ -108,7 +108,7 @@ class OrgSearcher:
         where = shown_uri(self.target.uri)
         self._store.load()  # importing lancedb is not the store's time: before the clock
         deadline = time.monotonic() + self.timeout
-        listed = _within(self._store.table_names, deadline)
+        listed = within(self._store.table_names, deadline)
         if listed is None:
             return OrgFound(notes=(f"org index {where} did not answer within {self.timeout:g} s",))
         if isinstance(listed, BaseException):
@@ -184,7 +184,7 @@ def _bind(function: Callable[..., Any], *args: Any) -> Callable[[], Any]:
     return lambda: function(*args)
 
 
-def _within(call: Callable[[], Any], deadline: float) -> Any:
+def within(call: Callable[[], Any], deadline: float) -> Any:
     """`call()` on a daemon thread: its result, the exception it raised, or None when it did
     not finish by `deadline` (the thread is left to end on its own)."""
     done = _run_all([("", call)], deadline)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -27,13 +28,15 @@ from local_recall.org.mirror import Mirror, PullReport
 from local_recall.org.plan import (
     check_dataset_name,
     dataset_name,
+    describe_store_error,
     is_local_remote,
+    is_remote,
     merge_hits,
     shown_uri,
     storage_options,
 )
 from local_recall.org.publish import Progress, PublishReport, Target, publish
-from local_recall.org.search import OrgFound, OrgSearcher
+from local_recall.org.search import OrgFound, OrgSearcher, within
 from local_recall.repo.config import Config
 from local_recall.repo.config_trust import NO_SECRETS, credentials_in_uri
 from local_recall.search.embedders import Embedder, embedder_fingerprint
@@ -48,6 +51,8 @@ log = logging.getLogger(__name__)
 # few are all that can make a merged top 10; deeper lists cost scoring time per repository.
 MIN_ORG_DEPTH = 10
 STALE_COPY_SECONDS = 86_400.0  # a local copy older than this is named in a note
+# `org pull` and `publish` give up on a store that has not answered their first listing by then
+FIRST_ANSWER_SECONDS = 30.0
 
 
 class OrgService:
@@ -105,6 +110,7 @@ class OrgService:
         target = self.target(to, "--to")
         # A publish waits for the store as long as it needs (CI), unlike a search.
         options = storage_options(target.uri, self.environ, timeout=60.0)
+        self._answers(SharedStore(target.uri, options))
         return publish(
             Target(target.uri, options),
             identity,
@@ -156,6 +162,7 @@ class OrgService:
         target = self.target(uri, "--from")
         options = storage_options(target.uri, self.environ, timeout=60.0)
         source = SharedStore(target.uri, options)
+        self._answers(source)
         return self.mirror().pull(
             source, uri=target.uri, ann_threshold=self.ann_threshold, now=self._now()
         )
@@ -174,6 +181,22 @@ class OrgService:
             )
         store.drop(wanted)
         return target.uri
+
+    def _answers(self, store: SharedStore) -> None:
+        """Raise OrgUnavailable unless the store answers a listing within FIRST_ANSWER_SECONDS.
+        Each request has its time limit, but connecting alone makes several, each retried: an
+        endpoint that accepts and never answers held a pull or publish for minutes."""
+        if not is_remote(store.uri):
+            return
+        store.load()  # importing lancedb is not the store's time
+        answer = within(store.table_names, time.monotonic() + FIRST_ANSWER_SECONDS)
+        if answer is None:
+            raise OrgUnavailable(
+                f"{shown_uri(store.uri)}: the store did not answer within "
+                f"{FIRST_ANSWER_SECONDS:g} s"
+            )
+        if isinstance(answer, BaseException):
+            raise OrgUnavailable(f"{shown_uri(store.uri)}: {describe_store_error(str(answer))}")
 
     def _now(self) -> float:
         return self._clock().timestamp()

@@ -196,3 +196,77 @@ def test_a_malformed_dataset_is_a_note_and_a_gone_one_leaves_by_its_name(
         SharedStore(str(mirror_dir), {}).open("org_mirror").read(["repo"])["repo"].to_pylist()
     )
     assert repos == {"github.com--acme--alpha"}
+
+
+def test_pull_and_publish_give_up_on_a_store_that_never_answers(tmp_path: Path) -> None:
+    """An endpoint that accepts connections and never answers: each command ends by itself
+    with one line saying so (main's were still waiting when killed after 240 s)."""
+    import socket
+    import subprocess
+    import sys
+
+    from local_recall.org.service import FIRST_ANSWER_SECONDS
+    from tests.conftest import clean_env
+
+    root = make_repo(tmp_path / "api", "git@github.com:acme/api.git", {"A": "a body"})
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        env = {
+            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{listener.getsockname()[1]}",
+            "AWS_ACCESS_KEY_ID": "x",
+            "AWS_SECRET_ACCESS_KEY": "y",
+            "AWS_REGION": "us-east-1",
+            "AWS_ALLOW_HTTP": "true",
+            "LOCAL_RECALL_ORG_URI": "s3://silent/recall",
+        }
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "local_recall", *args],
+                cwd=root,
+                env=clean_env(env),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for args in (("org", "pull"), ("publish",))
+        ]
+        try:
+            outcomes = [run.communicate(timeout=FIRST_ANSWER_SECONDS + 120) for run in runs]
+        finally:
+            for run in runs:
+                if run.poll() is None:
+                    run.kill()
+                    run.wait()
+        for run, (_, err) in zip(runs, outcomes, strict=True):
+            assert run.returncode == 1, err
+            assert err.count("\n") == 1 and "Traceback" not in err
+            assert (
+                f"s3://silent/recall: the store did not answer within {FIRST_ANSWER_SECONDS:g} s"
+                in err
+            )
+
+
+def test_a_folder_of_an_odd_name_hides_no_dataset(
+    tmp_path: Path, s3: S3Server, org_uri: str, minilm: Embedder
+) -> None:
+    """A folder named with a control character in the org prefix (anyone who may write there
+    can make one) made LanceDB's listing fail as a whole: --live found nothing, pull stopped."""
+    alpha = make_repo(tmp_path / "alpha", "git@github.com:acme/alpha.git", ALPHA)
+    open_recall(alpha, s3.env(), minilm).org.publish(to=org_uri)
+    bucket, prefix = org_uri.removeprefix("s3://").split("/", 1)
+    for odd in ("odd\x1b[2Jname", "tab\tname", "we ird"):
+        s3.client().put_object(
+            Bucket=bucket, Key=f"{prefix}/{odd}.lance/_versions/1.manifest", Body=b"x"
+        )
+    gamma = make_repo(tmp_path / "gamma", "git@github.com:acme/gamma.git", {})
+    env = {**s3.env(), "LOCAL_RECALL_ORG_URI": org_uri}
+    live = run_cli(gamma, env, "search", "--org", "--live", "kafka consumer lag billing")
+    assert live.returncode == 0, live.stderr
+    assert "[github.com--acme--alpha]" in live.stdout, live.stderr
+    assert "left out a dataset named 'odd\\x1b[2Jname'" in live.stderr
+    assert "\x1b" not in live.stderr and "\t" not in live.stderr
+    pulled = run_cli(gamma, env, "org", "pull", "--json")
+    assert pulled.returncode == 0, pulled.stderr
+    assert json.loads(pulled.stdout)["rows"] == 2
+    assert "left out a dataset named 'we ird'" in pulled.stderr

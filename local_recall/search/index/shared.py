@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from local_recall.errors import IndexUnavailable
 from local_recall.search.index.lance_import import import_lancedb
+from local_recall.search.index.s3_listing import s3_table_names
 from local_recall.search.index.schema import FTS_OPTIONS
 from local_recall.search.index.tables import (
     KEEP_OLD_VERSIONS,
@@ -51,6 +52,9 @@ class SharedStore:
     @staticmethod
     def load() -> None:
         """Import lancedb (seconds on a busy machine): before any deadline on the store."""
+        # its log level is read when its runtime starts: a request left in flight by a deadline
+        # is otherwise a WARN line on stderr at exit
+        os.environ.setdefault("LANCEDB_LOG", "error")
         import_lancedb()
 
     def connect(self) -> Any:
@@ -83,6 +87,9 @@ class SharedStore:
         except IndexUnavailable:
             raise
         except Exception as exc:
+            listed = s3_table_names(self.uri, self._options)  # one odd object name: see there
+            if listed is not None:
+                return listed
             raise IndexUnavailable(f"cannot list {self.uri}: {_one_line(exc)}") from exc
 
     def open(self, name: str) -> SharedTable:
