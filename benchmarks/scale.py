@@ -11,7 +11,9 @@ CPU embedding — the MiniLM share of a build is reported separately from its me
 throughput. Queries are always embedded by the real MiniLM, so search latency is end to end.
 `--saves N`: N saves as MCP `save_memory` makes them (`unless_paraphrase`: each syncs the index
 first, embedding the save before it), with the bytes each one wrote (the process's write
-syscalls, /proc/self/io `wchar`: memory file, catalog, LanceDB, relevance cache).
+syscalls, /proc/self/io `wchar`: memory file, catalog, LanceDB, relevance cache). Use a fresh
+--workdir: in a store that already holds them, the saves find their earlier copies and write
+nothing.
 """
 
 from __future__ import annotations
