@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 STATE_FILE: Final = "mirror.json"
+COPY_FORMAT: Final = 2  # 2: every row checked and cut (row_checks.py) before it is copied
 _COPIED: Final = (*HIT_COLUMNS, "document", "fp")
 
 
@@ -112,7 +113,9 @@ class Mirror:
             data = json.loads(read_bytes_nofollow(self.directory / STATE_FILE))
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) and data.get("embedder") == self.embedder else {}
+        if not isinstance(data, dict) or data.get("format") != COPY_FORMAT:
+            return {}  # a copy made before rows were checked: the next pull starts afresh
+        return data if data.get("embedder") == self.embedder else {}
 
     def exists(self) -> bool:
         return bool(self._state())
@@ -190,6 +193,7 @@ class Mirror:
             self.directory / STATE_FILE,
             json.dumps(
                 {
+                    "format": COPY_FORMAT,
                     "embedder": self.embedder,
                     "uri": shown_uri(uri),
                     "pulled_at": now,

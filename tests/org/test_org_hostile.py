@@ -197,6 +197,14 @@ def test_a_malformed_dataset_is_a_note_and_a_gone_one_leaves_by_its_name(
     )
     assert repos == {"github.com--acme--alpha"}
 
+    # a copy made before rows were checked (no "format" in its state) is made afresh
+    state = json.loads(state_file.read_text())
+    del state["format"]
+    state_file.write_text(json.dumps(state))
+    third = run_cli(gamma, env, "org", "pull", "--json")
+    assert third.returncode == 0, third.stderr
+    assert (json.loads(third.stdout)["datasets"], json.loads(third.stdout)["rows"]) == (1, 2)
+
 
 def test_pull_and_publish_give_up_on_a_store_that_never_answers(tmp_path: Path) -> None:
     """An endpoint that accepts connections and never answers: each command ends by itself
