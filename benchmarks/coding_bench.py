@@ -68,6 +68,7 @@ class Outcome:
     tokens: int
     seconds: float
     top: tuple[tuple[str, float], ...] = ()  # (id, score) of the search's best, no threshold
+    notes: tuple[Any, ...] = ()  # the hits the hook's tiers chose from (for coding_sessions.py)
 
 
 def hook_settings(recall: Recall) -> HookSettings:
@@ -85,6 +86,7 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
     shown: tuple[str, ...] = ()
     pointers: tuple[str, ...] = ()
     context = ""
+    kept: list[Any] = []
     if query is not None:
         every = recall.query(SearchQuery(query, limit=limit, min_score=0.0), sync=False)
         ranked = tuple(hit.id for hit in every.hits)
@@ -120,6 +122,7 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
         len(context) // CHARS_PER_TOKEN,
         time.perf_counter() - started,
         top,
+        tuple(kept),
     )
 
 
@@ -246,6 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: dict[tuple[str, int], list[tuple[Prompt, Outcome, frozenset[str]]]] = {}
     hook_rows: dict[tuple[str, int, str], list[tuple[Prompt, Outcome, Any]]] = {}
     recalls: dict[tuple[str, int], dict[str, Recall]] = {}
+    hook_settings_of: dict[tuple[str, int], HookSettings] = {}
     for project in projects:
         padding = coding_data.project_padding(project, args.repos, workdir / "history")
         if padding is None:
@@ -264,6 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             rows.setdefault(key, []).extend(got)
             recalls.setdefault(key, {})[project.name] = recall
+            hook_settings_of[key] = hook_settings(recall)
             for path in args.hook_paths.split(",") if size in hook_sizes else ():
                 import coding_hook
 
@@ -291,8 +296,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         for (split, size), got in sorted(rows.items())
     }
+    import coding_sessions
+
     for (split, size), got in sorted(rows.items()):
         entry = metrics(got)
+        entry["sessions"] = coding_sessions.measure(got, hook_settings_of[(split, size)])
         if args.misses:
             entry["misses"] = misses(got, recalls[(split, size)], args.misses)
         results["sizes"][f"{split}/{size}"] = entry

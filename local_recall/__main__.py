@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
         from local_recall.claude_code.hooks.events import run_hook
 
         return int(run_hook(args[1:]))
-    if "search" in args[:3] or "list" in args[:3]:
+    if any(command in args[:3] for command in ("search", "list", "why")):
         from local_recall.cli.warm import run_warm  # the daemon answers, if one runs
 
         warm = run_warm(args)

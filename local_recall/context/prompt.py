@@ -72,10 +72,15 @@ class PromptAsk(NamedTuple):
 # The plausible cut-off is set on the coding benchmark's tune projects (benchmarks/tier_fit.py,
 # docs/hooks.md#three-tiers): a runner-up's score is its relevance moved by the decision's
 # shift, so the cut means the same at 20 memories and at 5,000.
-POINTER_MIN_SCORE = 0.35
+POINTER_MIN_SCORE = 0.3
 # Only the best few (after near-duplicates are dropped) may point: below them the ranking
 # itself is noise, and every line costs every later turn its tokens.
 POINTER_RANKS = 3
+# With pointers on, at most this many memories in full per prompt; other sure ones are pointed
+# at. In 500-memory stores an answered prompt had ~5 hits over the full-text threshold, most of
+# them neighbours of the answer (benchmarks/README.md, "Three tiers"): their text doubled the
+# tokens and rarely held the answer the first two did not.
+MAX_FULL = 2
 POINTER_SUBJECT_CHARS = 100
 SHORT_ID_CHARS = 8  # `show 1a2b3c4d`, `get_memories(["1a2b3c4d"])`: a unique prefix (id_prefix.py)
 
@@ -156,14 +161,17 @@ def fill_budget(
     seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
 ) -> Selection:
     """Best score first; a hit stating the fact of a better one is dropped
-    (context/duplicates.py). A hit at or over `min_score` is shown in full — unless this session
-    already saw it in full (then a pointer if it is the best match again, else nothing) or its
-    text does not fit in what is left (then a pointer if that fits). Of the rest, up to
-    `pointers` among the POINTER_RANKS best with at least `pointer_min_score` become pointers,
-    unless the session was already shown them. The rendered result (wrapper included) never
-    exceeds the token budget nor `max_chars`."""
+    (context/duplicates.py). A hit at or over `min_score` is *sure*: shown in full — unless
+    this session already saw it in full (then a pointer if it is the best match again, else
+    nothing), its text does not fit in what is left, or (with pointers on) MAX_FULL are shown
+    already; then it is a pointer. Of the rest, those among the POINTER_RANKS best with at
+    least `pointer_min_score` are *plausible*: pointers. With pointers on (`pointers` > 0) at
+    most that many pointer lines, none to a memory the session was already pointed at; off,
+    only sure hits that did not fit are listed, as before tiers. The rendered result (wrapper
+    included) never exceeds the token budget nor `max_chars`."""
     limit = char_budget(budget_tokens, max_chars)
-    floor = min(min_score, pointer_min_score) if pointers > 0 else min_score
+    tiers = pointers > 0
+    floor = min(min_score, pointer_min_score) if tiers else min_score
     # the threshold is on relevance; the order also weighs staleness and branches
     ranked = without_near_duplicates(
         sorted((h for h in hits if h.score >= floor), key=lambda h: -h.score * h.order)
@@ -171,39 +179,34 @@ def fill_budget(
     ids: set[str] = set()
     used = wrapped_size([_PROMPT_HEADER])
     shown: list[Note] = []
-    pointed: list[Note] = []  # in rank order: sure but too long, repeated, plausible
+    pointed: list[Note] = []  # in rank order: repeated, sure but not shown, plausible
     repeated: set[str] = set()
-    plausible = 0
     for rank, note in enumerate(ranked):
         if note.id in ids:
             continue
         ids.add(note.id)
-        if note.score >= min_score:
-            if note.id in seen.full:
-                if rank == 0:
-                    pointed.append(note)
-                    repeated.add(note.id)
-                continue
+        sure = note.score >= min_score
+        if note.id in seen.full:
+            if sure and rank == 0:  # the best match again: one line saying it is there
+                pointed.append(note)
+                repeated.add(note.id)
+            continue
+        if sure and (not tiers or len(shown) < MAX_FULL):
             size = len(hit_block(note)) + 2  # blank line between blocks
             if used + size <= limit:
                 shown.append(note)
                 used += size
-            else:
-                pointed.append(note)
-        elif (
-            plausible < pointers
-            and rank < POINTER_RANKS
-            and note.score >= pointer_min_score
-            and note.id not in seen.full
-            and note.id not in seen.pointed
-        ):
-            pointed.append(note)
-            plausible += 1
+                continue
+        if not tiers:
+            if sure:
+                pointed.append(note)  # too long for what was left: named, to fetch
+        elif note.id not in seen.pointed and (sure or rank < POINTER_RANKS):
+            pointed.append(note)  # floor: pointer_min_score or min_score, whichever is lower
     kept: list[Note] = []
     if pointed:
         # pointers alone come in the short wrapper (render_prompt_context)
         used = used + len(_POINTER_HEADER) + 2 if shown else _POINTERS_ONLY_SIZE
-        for note in pointed:
+        for note in pointed[:pointers] if tiers else pointed:
             size = len(pointer_line(note, repeated=note.id in repeated)) + 1
             if used + size <= limit:
                 kept.append(note)

@@ -29,7 +29,7 @@ class HookSettings(NamedTuple):
     summaries_tokens: int = 800  # [summaries] session_start_tokens
     inject_unreviewed: bool = True  # [review] inject_unreviewed
     prompt_pointers: int = 3  # [hooks] prompt_pointers
-    prompt_pointer_min_score: float = 0.35  # [hooks] prompt_pointer_min_score
+    prompt_pointer_min_score: float = 0.3  # [hooks] prompt_pointer_min_score
     config_error: str | None = None
 
 

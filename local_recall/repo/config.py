@@ -90,7 +90,7 @@ class HooksConfig:
         3, "Plausible memories a prompt gets one line each for (0 = off).", minimum=0, maximum=10
     )
     prompt_pointer_min_score: float = _key(
-        0.35, "Prompt hits at or over this score may get a pointer line.", minimum=0, maximum=1
+        0.3, "Prompt hits at or over this score may get a pointer line.", minimum=0, maximum=1
     )
     query_timeout_ms: int = _key(
         300, "How long the prompt hook waits for the daemon's answer.", minimum=10

@@ -28,6 +28,10 @@ SEARCHES = [
     ("search", "parser", "--scope", "file:src/parser.py", "--no-global", "--json"),
     ("search", "parser", "--min-score=0.1", "--kind", "episodic"),
 ]
+UNREACHABLE_EMBEDDER = {
+    "LOCAL_RECALL_EMBEDDER_PROVIDER": "ollama",
+    "LOCAL_RECALL_EMBEDDER_OLLAMA_HOST": "http://127.0.0.1:9",
+}
 WHYS = [("why", "why do we use filelock?"), ("why", "why do we use filelock?", "--json")]
 LISTS = [
     ("list", "--json"),
@@ -61,12 +65,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     stop_and_reap(repo)
 
 
-def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def cli(
+    repo: Path, *args: str, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "local_recall", *args],
         capture_output=True,
         text=True,
-        env=daemon_env(repo),
+        env={**daemon_env(repo), **(extra or {})},
         cwd=repo / "src",
         timeout=120,
         check=False,
@@ -86,7 +92,9 @@ def test_the_daemon_answers_with_what_the_cli_itself_prints(served: Path) -> Non
         out, err = io.StringIO(), io.StringIO()
         assert run_warm(list(args), daemon_env(served), served / "src", out, err) == 0, args
         assert out.getvalue() == cold[args].stdout, args
-        warm = cli(served, *args)
+        # An embedder the CLI's own process cannot reach: only the daemon (started with the
+        # default one) can give the cold output, so the same output means the daemon answered.
+        warm = cli(served, *args, extra=UNREACHABLE_EMBEDDER)
         assert warm.stdout == cold[args].stdout, args
         # the skipped hand-written file is named on both paths; the model notice only cold
         if args[0] != "why":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from local_recall.context.notes import CLOSE_TAG, NOTICE, OPEN_TAG, Note
 from local_recall.context.prompt import (
+    MAX_FULL,
     POINTER_RANKS,
     Seen,
     fill_budget,
@@ -55,10 +56,19 @@ def test_only_the_best_ranks_may_point_and_at_most_the_count() -> None:
     assert tiers(notes, pointers=0) == ([], [])  # hooks.prompt_pointers = 0: off
 
 
-def test_a_rank_below_a_sure_hit_counts() -> None:
+def test_at_most_two_in_full_the_other_sure_ones_are_pointed_at() -> None:
     # ranks are over every hit: three sure ones leave no rank for a plausible fourth
     notes = [hit(A, 0.9), hit(B, 0.8), hit(C, 0.7), hit(D, 0.45)]
-    assert tiers(notes) == ([A, B, C], [])
+    assert MAX_FULL == 2
+    assert tiers(notes) == ([A, B], [C])
+    five = [hit(A, 0.95), hit(B, 0.9), hit(C, 0.85), hit(D, 0.8), hit(E, 0.75)]
+    assert tiers(five) == ([A, B], [C, D, E])
+    assert tiers(five, pointers=1) == ([A, B], [C])
+
+
+def test_without_pointers_every_sure_hit_is_shown_as_before_tiers() -> None:
+    five = [hit(A, 0.95), hit(B, 0.9), hit(C, 0.85), hit(D, 0.8), hit(E, 0.4)]
+    assert tiers(five, pointers=0) == ([A, B, C, D], [])
 
 
 def test_shown_in_full_this_session_is_not_repeated() -> None:
