@@ -54,6 +54,7 @@ class Note(NamedTuple):
     branch: str = ""  # the branch of a commit HEAD does not contain, else empty
     unreviewed: bool = False  # no person has reviewed it yet (docs/team.md#review)
     superseded_by: str = ""  # the id of a newer memory that replaced it, else empty
+    repo: str = ""  # an org hit's repository (its memory is not in this store), else empty
 
     @property
     def date(self) -> str:
@@ -69,7 +70,7 @@ class Note(NamedTuple):
         }
         if self.body:
             data["body"] = self.body
-        for key in ("stale", "branch", "unreviewed", "superseded_by"):
+        for key in ("stale", "branch", "unreviewed", "superseded_by", "repo"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
         return data
@@ -125,6 +126,7 @@ def note_from_json(data: object) -> Note | None:
         branch=branch if isinstance(branch, str) else "",
         unreviewed=data.get("unreviewed") is True,
         superseded_by=replaced if isinstance(replaced := data.get("superseded_by"), str) else "",
+        repo=repo if isinstance(repo := data.get("repo"), str) else "",
     )
 
 

@@ -200,8 +200,10 @@ def fill_budget(
         if not tiers:
             if sure:
                 pointed.append(note)  # too long for what was left: named, to fetch
-        elif note.id not in seen.pointed and (sure or rank < POINTER_RANKS):
-            pointed.append(note)  # floor: pointer_min_score or min_score, whichever is lower
+        elif note.id not in seen.pointed and not note.repo and (sure or rank < POINTER_RANKS):
+            # floor: pointer_min_score or min_score, whichever is lower. An org hit is not
+            # pointed at: get_memories reads this repository's memories only.
+            pointed.append(note)
     kept: list[Note] = []
     if pointed:
         # pointers alone come in the short wrapper (render_prompt_context)

@@ -144,6 +144,7 @@ def hit_note(hit: SearchHit) -> Note:
         branch=hit.branch or "",
         unreviewed=memory.unreviewed,
         superseded_by=memory.superseded_by or "",
+        repo=hit.repo or "",
     )
 
 

@@ -94,6 +94,12 @@ def test_pointed_at_this_session_is_not_pointed_again_unless_it_became_sure() ->
     assert tiers([hit(A, 0.95), hit(B, 0.40)], seen=seen) == ([A], [B])
 
 
+def test_an_org_hit_is_shown_in_full_or_not_at_all() -> None:
+    # get_memories reads this repository's memories only: a pointer to an org hit leads nowhere
+    org = [hit(A, 0.45, repo="acme/other"), hit(B, 0.9, repo="acme/other"), hit(C, 0.4)]
+    assert tiers(org) == ([B], [C])
+
+
 def test_a_pointer_line_is_short_and_names_what_to_fetch() -> None:
     line = pointer_line(hit(A, 0.4, "x" * 300, applies_to="area:tests", unreviewed=True))
     assert line.startswith(f"- {A[:8]} ") and "(area:tests, 2025-03-01) [unreviewed]" in line
