@@ -21,11 +21,14 @@ import re
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+_ID_NAMESPACE = uuid.UUID("3b7c2f0e-5a1d-4c8e-9f7a-1d2e3c4b5a69")
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -124,7 +127,7 @@ def load(recall: Recall, items: Sequence[Item]) -> dict[str, frozenset[str]]:
             occurred_at=item.when,
             source="locomo",
         )
-        memory_id = f"00000000-0000-4000-8000-{number:012d}"
+        memory_id = locomo_memory_id(number)
         path = recall.memories.path_of(memory_id)
         memory = Memory(
             id=memory_id,
@@ -234,7 +237,13 @@ def run(
 
 
 def _labels(recall: Recall, items: Sequence[Item]) -> dict[str, frozenset[str]]:
-    return {f"00000000-0000-4000-8000-{n:012d}": item.labels for n, item in enumerate(items)}
+    return {locomo_memory_id(n): item.labels for n, item in enumerate(items)}
+
+
+def locomo_memory_id(number: int) -> str:
+    """A fixed id per observation that looks like the random ids the product writes: the
+    prompt hook's pointers name memories by their first 8 hex digits (a unique prefix)."""
+    return str(uuid.uuid5(_ID_NAMESPACE, f"locomo/{number}"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -76,10 +76,11 @@ POINTER_MIN_SCORE = 0.3
 # Only the best few (after near-duplicates are dropped) may point: below them the ranking
 # itself is noise, and every line costs every later turn its tokens.
 POINTER_RANKS = 3
-# With pointers on, at most this many memories in full per prompt; other sure ones are pointed
-# at. In 500-memory stores an answered prompt had ~5 hits over the full-text threshold, most of
-# them neighbours of the answer (benchmarks/README.md, "Three tiers"): their text doubled the
-# tokens and rarely held the answer the first two did not.
+# With pointers on, at most this many memories in full per prompt by default (hooks.
+# prompt_max_full); other sure ones are pointed at. In 500-memory stores an answered prompt had
+# ~5 hits over the full-text threshold, most of them neighbours of the answer
+# (benchmarks/README.md, "Three tiers"): their text doubled the tokens and rarely held the
+# answer the first two did not.
 MAX_FULL = 2
 POINTER_SUBJECT_CHARS = 100
 SHORT_ID_CHARS = 8  # `show 1a2b3c4d`, `get_memories(["1a2b3c4d"])`: a unique prefix (id_prefix.py)
@@ -159,11 +160,12 @@ def fill_budget(
     pointers: int = 0,
     pointer_min_score: float = POINTER_MIN_SCORE,
     seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
+    max_full: int = MAX_FULL,
 ) -> Selection:
     """Best score first; a hit stating the fact of a better one is dropped
     (context/duplicates.py). A hit at or over `min_score` is *sure*: shown in full — unless
     this session already saw it in full (then a pointer if it is the best match again, else
-    nothing), its text does not fit in what is left, or (with pointers on) MAX_FULL are shown
+    nothing), its text does not fit in what is left, or (with pointers on) `max_full` are shown
     already; then it is a pointer. Of the rest, those among the POINTER_RANKS best with at
     least `pointer_min_score` are *plausible*: pointers. With pointers on (`pointers` > 0) at
     most that many pointer lines, none to a memory the session was already pointed at; off,
@@ -191,7 +193,7 @@ def fill_budget(
                 pointed.append(note)
                 repeated.add(note.id)
             continue
-        if sure and (not tiers or len(shown) < MAX_FULL):
+        if sure and (not tiers or len(shown) < max_full):
             size = len(hit_block(note)) + 2  # blank line between blocks
             if used + size <= limit:
                 shown.append(note)
@@ -241,6 +243,7 @@ def prompt_context(
     pointers: int = 0,
     pointer_min_score: float = POINTER_MIN_SCORE,
     seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
+    max_full: int = MAX_FULL,
 ) -> str:
     """The UserPromptSubmit context, or "" when nothing relevant fits."""
     return render_selection(
@@ -252,6 +255,7 @@ def prompt_context(
             pointers=pointers,
             pointer_min_score=pointer_min_score,
             seen=seen,
+            max_full=max_full,
         ),
         budget_tokens=budget_tokens,
         max_chars=max_chars,

@@ -41,6 +41,7 @@ class Explanation:
     max_pointers: int = 0  # hooks.prompt_pointers
     pointer_ranks: int = 3  # only the best this many may point (context/prompt.py)
     held_back: tuple[str, ...] = ()  # unreviewed, with [review] inject_unreviewed = false
+    max_full: int = 0  # hooks.prompt_max_full (0: no limit, pointers off)
 
     def best_reached_by(self) -> int | None:
         """How many background probes reach the best hit's relevance (None: no background)."""
@@ -62,7 +63,7 @@ class Explanation:
         rules = (
             (tier == "full", f"sure: score {hit.score:.2f} >= {self.threshold:.2f}"),
             (hit.id in self.held_back, "unreviewed, and [review] inject_unreviewed is off"),
-            (tier == "pointer" and sure, "sure, but its text did not fit the budget"),
+            (tier == "pointer" and sure, "sure, but past the memories shown in full or the budget"),
             (
                 tier == "pointer",
                 f"plausible: score {hit.score:.2f} >= {self.pointer_threshold:.2f}",
@@ -89,6 +90,7 @@ class Explanation:
             "pointer_threshold": self.pointer_threshold,
             "max_pointers": self.max_pointers,
             "pointer_ranks": self.pointer_ranks,
+            "max_full": self.max_full,
             "injected": list(self.injected),
             "pointers": list(self.pointers),
             "degraded": self.degraded,
@@ -128,7 +130,8 @@ def explanation_text(data: Mapping[str, Any]) -> str:
     shown = [f"{full} in full"] if full else []
     shown += [f"{pointed} as pointer{'s' if pointed != 1 else ''}"] if pointed else []
     lines.append(
-        f"tiers: full text at score >= {data.get('threshold', 0):.2f}; a one-line pointer at "
+        f"tiers: full text at score >= {data.get('threshold', 0):.2f} (at most "
+        f"{data.get('max_full') or 'all'}); a one-line pointer at "
         f">= {data.get('pointer_threshold', 1):.2f} among the best {data.get('pointer_ranks')} "
         f"(at most {data.get('max_pointers')})"
     )
