@@ -9,7 +9,6 @@ only a cache: a missing or broken one is rebuilt from the files.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -19,7 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
-from local_recall.memory.catalog_json import CatalogEncoder
+from local_recall.memory.catalog_file import CatalogFile
 from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.model import (
     Draft,
@@ -38,9 +37,7 @@ from local_recall.memory.store_files import (
     remove_files,
 )
 from local_recall.repo.files import (
-    read_bytes_nofollow,
     remove_stale_temp_files,
-    write_bytes_atomic,
     write_text_atomic,
 )
 from local_recall.repo.locks import LockBusy, held_lock
@@ -91,12 +88,9 @@ class MemoryStore:
         self.lock_timeout = lock_timeout  # seconds a writer waits for the store's lock
         self.kind = kind
         self._state_dir = state_dir
-        self._catalog_path = state_dir / f"catalog-{kind}.json"
+        self._catalog = CatalogFile(state_dir / f"catalog-{kind}.json", _CATALOG_VERSION)
         self.lock_path = state_dir / f"store-{kind}.lock"
         self._new_id = new_id
-        self._catalog_cache: dict[str, dict[str, Any]] = {}
-        self._catalog_stamp: StatKey | None = None
-        self._encoder = CatalogEncoder()  # a save encodes only the entries new since the last
         # name -> (stat key, Memory): a long-lived process re-scanning an unchanged folder builds
         # no objects at all (at 100k files, a Path + Memory per file cost ~2 s per scan).
         self._memo: dict[str, tuple[StatKey, Memory]] = {}
@@ -284,36 +278,12 @@ class MemoryStore:
     # --- catalog ------------------------------------------------------------------------------
 
     def _load_catalog(self) -> dict[str, dict[str, Any]]:
-        """The catalog, from memory when the file has not changed since this process read or
-        wrote it (a long-lived daemon then pays only for the stats)."""
-        try:
-            st = self._catalog_path.stat()
-        except OSError:
-            return {}
-        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
-        if stamp == self._catalog_stamp:
-            return self._catalog_cache
-        try:
-            data = json.loads(read_bytes_nofollow(self._catalog_path))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict) or data.get("version") != _CATALOG_VERSION:
-            return {}
-        entries = data.get("entries")
-        if not isinstance(entries, dict):
-            return {}
-        self._catalog_cache, self._catalog_stamp = entries, stamp
-        return entries
+        """The catalog, from memory when its files have not changed since this process read or
+        wrote them (a long-lived daemon then pays only for the stats)."""
+        return self._catalog.load()
 
     def _save_catalog(self, entries: dict[str, dict[str, Any]]) -> None:
-        payload = self._encoder.encode(_CATALOG_VERSION, entries)
-        try:
-            write_bytes_atomic(self._catalog_path, payload)
-            st = self._catalog_path.stat()
-        except (StorageError, OSError) as exc:  # a cache: a read-only checkout still lists
-            log.debug("catalog not saved: %s", exc)
-            return
-        self._catalog_cache, self._catalog_stamp = entries, (st.st_ino, st.st_mtime_ns, st.st_size)
+        self._catalog.save(entries)  # a save appends its entry (catalog_file.py)
 
 
 def _entry_from_memory(memory: Memory) -> dict[str, Any]:

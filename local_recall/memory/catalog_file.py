@@ -1,0 +1,193 @@
+"""The catalog's files (store.py): a base written whole and a log of what changed since.
+
+The catalog holds every memory file's parsed entry (~0.8 KB each). Rewritten whole on every
+save, it was most of what a save wrote once the relevance cache stopped being rewritten: 3.96 MB
+of 4.04 at 5,000 memories, ~80 MB at 100,000 (issue 36.1). Now a save appends its entry:
+
+    catalog-<kind>.json   {"version": v, "entries": {name: entry}}   the base (catalog_json.py)
+    catalog-<kind>.log    a header line naming the base it follows (inode, size, mtime), then
+                          one line per save: {"set": {name: entry}, "drop": [names]}
+
+A log whose header names another base (the base was rewritten since) is ignored, and the next
+append starts it again. Only complete lines count: a torn append (a crash) is ignored. Lines are
+single `write` calls with O_APPEND, so two processes appending at once do not interleave inside a
+line. Once the log holds a quarter of the base's size, the next save writes a new base (amortised:
+a save writes its own entry). The catalog is only a cache — each entry carries its file's stat
+and is re-parsed when the file changed — so a lost append costs a parse, never a memory. No
+symlinks are followed, for reading or writing."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from local_recall.errors import StorageError
+from local_recall.memory.catalog_json import CatalogEncoder
+from local_recall.repo.files import write_bytes_atomic
+
+Entries = dict[str, dict[str, Any]]
+StatKey = tuple[int, int, int]
+COMPACT_SHARE = 0.25  # log bytes against the base's, before a save writes a new base
+MAX_BYTES = 1 << 30
+
+
+class CatalogFile:
+    """One store's catalog: `load` what base and log say, `save` the entries a scan found (an
+    append of what differs from the last load or save, or a new base)."""
+
+    def __init__(self, path: Path, version: int) -> None:
+        self.path = path
+        self.log_path = path.with_suffix(".log")
+        self.version = version
+        self._encoder = CatalogEncoder()
+        self._entries: Entries = {}
+        self._stamp: tuple[StatKey, StatKey | None] | None = None  # (base, log) as last seen
+        self._base: StatKey | None = None
+        self._base_size = 0
+        self._log_follows = False  # the log on disk follows `_base` (else: start it again)
+
+    def load(self) -> Entries:
+        """The entries, from memory when neither file changed since this process read or wrote
+        them (a long-lived daemon then pays only for two stats). {} when unusable."""
+        base_key, log_key = _stat(self.path), _stat(self.log_path)
+        if base_key is None:
+            return {}
+        if self._stamp == (base_key, log_key):
+            return self._entries
+        base = _read_base(self.path, self.version)
+        if base is None:
+            return {}
+        entries, base_key = base
+        log = _read(self.log_path)
+        replayed = None if log is None else _replay(entries, log[0], base_key)
+        log_key = None if log is None else log[1]
+        self._entries = entries if replayed is None else replayed
+        self._stamp, self._log_follows = (base_key, log_key), replayed is not None
+        self._base, self._base_size = base_key, base_key[1]
+        return self._entries
+
+    def save(self, entries: Entries) -> None:
+        """Record `entries` (never raises: a read-only checkout still lists)."""
+        try:
+            if not self._append(entries):
+                self._write_base(entries)
+        except (StorageError, OSError, ValueError):
+            return
+
+    def _append(self, entries: Entries) -> bool:
+        """Append the difference from the last load or save; False when a new base is due."""
+        if self._stamp is None or self._base is None:
+            return False
+        base_key, log_key = _stat(self.path), _stat(self.log_path)
+        if (base_key, log_key) != self._stamp:  # another process wrote since: diff unknown
+            return False
+        if log_key is not None and log_key[1] > self._base_size * COMPACT_SHARE:
+            return False
+        known = self._entries
+        changed = {name: e for name, e in entries.items() if known.get(name) is not e}
+        dropped = [name for name in known if name not in entries]
+        if not changed and not dropped:
+            return True
+        line = json.dumps({"set": changed, "drop": dropped}).encode() + b"\n"
+        header = b"" if self._log_follows else _header(self._base)
+        fd = os.open(
+            self.log_path,
+            os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+            0o644,
+        )
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return False
+            if header and os.fstat(fd).st_size:  # a stale log: start it again
+                os.ftruncate(fd, 0)
+            os.write(fd, header + line)  # one call: concurrent appends do not interleave
+            os.fsync(fd)
+            after = os.fstat(fd)
+        finally:
+            os.close(fd)
+        self._entries, self._log_follows = dict(entries), True
+        self._stamp = (self._base, (after.st_ino, after.st_size, after.st_mtime_ns))
+        return True
+
+    def _write_base(self, entries: Entries) -> None:
+        write_bytes_atomic(self.path, self._encoder.encode(self.version, entries))
+        base_key = _stat(self.path)
+        if base_key is None:
+            return
+        self._entries, self._stamp = dict(entries), (base_key, _stat(self.log_path))
+        self._base, self._base_size = base_key, base_key[1]
+        self._log_follows = False  # it follows the old base: the next append starts it again
+
+
+def _read_base(path: Path, version: int) -> tuple[Entries, StatKey] | None:
+    read = _read(path)
+    if read is None:
+        return None
+    try:
+        doc = json.loads(read[0])
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("version") != version:
+        return None
+    entries = doc.get("entries")
+    return (entries, read[1]) if isinstance(entries, dict) else None
+
+
+def _header(base: StatKey) -> bytes:
+    return json.dumps({"base": list(base)}).encode() + b"\n"
+
+
+def _replay(entries: Entries, log: bytes, base: StatKey) -> Entries | None:
+    """The base's entries with the log's complete lines applied; None if the log does not
+    follow this base or is broken (a torn tail, with no newline, is only left out)."""
+    lines = log[: log.rfind(b"\n") + 1].splitlines()
+    if not lines or lines[0] != _header(base).rstrip(b"\n"):
+        return None
+    merged = dict(entries)
+    for line in lines[1:]:
+        try:
+            change = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(change, dict):
+            return None
+        sets, drops = change.get("set"), change.get("drop")
+        if not isinstance(sets, dict) or not isinstance(drops, list):
+            return None
+        merged.update({k: v for k, v in sets.items() if isinstance(v, dict)})
+        for name in drops:
+            if isinstance(name, str):
+                merged.pop(name, None)
+    return merged
+
+
+def _stat(path: Path) -> StatKey | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _read(path: Path) -> tuple[bytes, StatKey] | None:
+    """A regular file's bytes and its stat key, from one open handle (no symlink)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            return None
+        return handle.read(), (info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def entries_text(entries: Mapping[str, Any]) -> str:
+    """The entries in one canonical text (tests compare a replayed catalog with a rebuilt one)."""
+    return json.dumps(entries, sort_keys=True)
