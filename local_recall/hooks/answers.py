@@ -12,13 +12,16 @@ agent's adapter catches everything, logs it and exits 0 (fail open).
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
 # ForwardRefs, compiling each one at import (~0.25 ms a field) on every prompt.
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from local_recall.context.notes import Note, notes_from_json
 from local_recall.context.prompt import PromptAsk, fill_budget, prompt_query, render_selection
+from local_recall.context.seen import seen_of, shown_line
 from local_recall.daemon.query_client import ask, daemon_sockets
+from local_recall.hooks.seen_log import append_shown, read_shown
 from local_recall.hooks.settings import HookSettings
 from local_recall.repo.layout import Layout, resolve_layout
 from local_recall.search.limits import MAX_LIMIT
@@ -67,7 +70,7 @@ def answer_prompt(
     *,
     session_id: str = "",
     prompt_id: str = "",
-    claim: "Callable[[], bool] | None" = None,
+    claim: Callable[[], bool] | None = None,
 ) -> str:
     """The memories that bear on `prompt`, within the prompt budget; "" for none. Sure ones in
     full, plausible ones as pointers, and (given `session_id`) none this session already saw:
@@ -109,12 +112,9 @@ def _shown_to_session(
     notes: list[Note],
     session_id: str,
     prompt_id: str,
-    claim: "Callable[[], bool] | None",
+    claim: Callable[[], bool] | None,
 ) -> str:
     """The tiers for `notes` given what the session saw, rendered; the answer recorded."""
-    from local_recall.context.seen import seen_of, shown_line
-    from local_recall.hooks.seen_log import append_shown, read_shown
-
     settings, state_dir = run.settings, run.layout.state_dir
     selection = fill_budget(
         notes,
@@ -129,8 +129,6 @@ def _shown_to_session(
     if text and claim is not None and not claim():
         return ""
     if text and session_id:
-        import time
-
         at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         try:
             append_shown(state_dir, session_id, shown_line(selection, at=at, prompt_id=prompt_id))
