@@ -110,7 +110,7 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
                 min_score=settings.prompt_min_score,
                 pointers=settings.prompt_pointers,
                 pointer_min_score=settings.prompt_pointer_min_score,
-                max_full=settings.prompt_max_full,
+                full_tokens=settings.prompt_full_tokens,
             )
             context = render_selection(selection, budget_tokens=settings.prompt_tokens)
             if context:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from local_recall.context.notes import CHARS_PER_TOKEN
-from local_recall.context.prompt import MAX_FULL, Seen, fill_budget, render_selection
+from local_recall.context.prompt import FULL_TOKENS, Seen, fill_budget, render_selection
 from local_recall.context.seen import ShownLine, seen_of, shown_line
 from local_recall.hooks.settings import HookSettings
 
@@ -68,7 +68,9 @@ def _tokens(
         pointers=settings.prompt_pointers if tiers else 0,
         pointer_min_score=settings.prompt_pointer_min_score,
         seen=seen,
-        max_full=getattr(settings, "prompt_max_full", MAX_FULL),  # settings of an older run
+        full_tokens=getattr(
+            settings, "prompt_full_tokens", FULL_TOKENS
+        ),  # settings of an older run
     )
     text = render_selection(selection, budget_tokens=settings.prompt_tokens)
     return len(text) // CHARS_PER_TOKEN, selection if text else None

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from local_recall.context.duplicates import without_near_duplicates
 from local_recall.context.notes import (
+    CHARS_PER_TOKEN,
     CLOSE_TAG,
     HOW_TO_FETCH,
     MAX_CONTEXT_CHARS,
@@ -76,12 +77,13 @@ POINTER_MIN_SCORE = 0.3
 # Only the best few (after near-duplicates are dropped) may point: below them the ranking
 # itself is noise, and every line costs every later turn its tokens.
 POINTER_RANKS = 3
-# With pointers on, at most this many memories in full per prompt by default (hooks.
-# prompt_max_full); other sure ones are pointed at. In 500-memory stores an answered prompt had
+# With pointers on, the full text a prompt gets by default (hooks.prompt_full_tokens; the best
+# sure hit always): other sure ones are pointed at. In 500-memory stores an answered prompt had
 # ~5 hits over the full-text threshold, most of them neighbours of the answer
 # (benchmarks/README.md, "Three tiers"): their text doubled the tokens and rarely held the
-# answer the first two did not.
-MAX_FULL = 2
+# answer. A cap in tokens, not in memories: two of a coding store's (~150 tokens each), several
+# of LoCoMo's one-line observations, whose answers spread over many.
+FULL_TOKENS = 400
 POINTER_SUBJECT_CHARS = 100
 SHORT_ID_CHARS = 8  # `show 1a2b3c4d`, `get_memories(["1a2b3c4d"])`: a unique prefix (id_prefix.py)
 
@@ -160,16 +162,17 @@ def fill_budget(
     pointers: int = 0,
     pointer_min_score: float = POINTER_MIN_SCORE,
     seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
-    max_full: int = MAX_FULL,
+    full_tokens: int = FULL_TOKENS,
 ) -> Selection:
     """Best score first; a hit stating the fact of a better one is dropped
     (context/duplicates.py). A hit at or over `min_score` is *sure*: shown in full — unless
     this session already saw it in full (then a pointer if it is the best match again, else
-    nothing), its text does not fit in what is left, or (with pointers on) `max_full` are shown
-    already; then it is a pointer. Of the rest, those among the POINTER_RANKS best with at
-    least `pointer_min_score` are *plausible*: pointers. With pointers on (`pointers` > 0) at
-    most that many pointer lines, none to a memory the session was already pointed at; off,
-    only sure hits that did not fit are listed, as before tiers. The rendered result (wrapper
+    nothing), its text does not fit in what is left, or (with pointers on) it would take the
+    full text past `full_tokens` (the first one is shown regardless); then it is a pointer.
+    Of the rest, those among the POINTER_RANKS best with at least `pointer_min_score` are
+    *plausible*: pointers. With pointers on (`pointers` > 0) at most that many pointer lines,
+    none to a memory the session was already pointed at; off, only sure hits that did not fit
+    are listed, as before tiers. The rendered result (wrapper
     included) never exceeds the token budget nor `max_chars`."""
     limit = char_budget(budget_tokens, max_chars)
     tiers = pointers > 0
@@ -183,6 +186,7 @@ def fill_budget(
     shown: list[Note] = []
     pointed: list[Note] = []  # in rank order: repeated, sure but not shown, plausible
     repeated: set[str] = set()
+    full = 0  # characters of full text
     for rank, note in enumerate(ranked):
         if note.id in ids:
             continue
@@ -193,11 +197,13 @@ def fill_budget(
                 pointed.append(note)
                 repeated.add(note.id)
             continue
-        if sure and (not tiers or len(shown) < max_full):
+        if sure:
             size = len(hit_block(note)) + 2  # blank line between blocks
-            if used + size <= limit:
+            room = not tiers or not shown or full + size <= full_tokens * CHARS_PER_TOKEN
+            if room and used + size <= limit:
                 shown.append(note)
                 used += size
+                full += size
                 continue
         if not tiers:
             if sure:
@@ -243,7 +249,7 @@ def prompt_context(
     pointers: int = 0,
     pointer_min_score: float = POINTER_MIN_SCORE,
     seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
-    max_full: int = MAX_FULL,
+    full_tokens: int = FULL_TOKENS,
 ) -> str:
     """The UserPromptSubmit context, or "" when nothing relevant fits."""
     return render_selection(
@@ -255,7 +261,7 @@ def prompt_context(
             pointers=pointers,
             pointer_min_score=pointer_min_score,
             seen=seen,
-            max_full=max_full,
+            full_tokens=full_tokens,
         ),
         budget_tokens=budget_tokens,
         max_chars=max_chars,

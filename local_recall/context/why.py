@@ -49,7 +49,7 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
         min_score=hooks.prompt_min_score,
         pointers=hooks.prompt_pointers,
         pointer_min_score=hooks.prompt_pointer_min_score,
-        max_full=hooks.prompt_max_full,
+        full_tokens=hooks.prompt_full_tokens,
     )
     return Explanation(
         prompt,
@@ -67,5 +67,5 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
         max_pointers=hooks.prompt_pointers,
         pointer_ranks=POINTER_RANKS,
         held_back=tuple(n.id for n in notes if n.unreviewed and not every),
-        max_full=hooks.prompt_max_full if hooks.prompt_pointers > 0 else 0,
+        full_tokens=hooks.prompt_full_tokens if hooks.prompt_pointers > 0 else 0,
     )

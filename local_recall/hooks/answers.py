@@ -123,7 +123,7 @@ def _shown_to_session(
         pointers=settings.prompt_pointers,
         pointer_min_score=settings.prompt_pointer_min_score,
         seen=seen_of(read_shown(state_dir, session_id)),
-        max_full=settings.prompt_max_full,
+        full_tokens=settings.prompt_full_tokens,
     )
     text = render_selection(selection, budget_tokens=settings.prompt_tokens)
     if text and claim is not None and not claim():

@@ -30,7 +30,7 @@ class HookSettings(NamedTuple):
     inject_unreviewed: bool = True  # [review] inject_unreviewed
     prompt_pointers: int = 3  # [hooks] prompt_pointers
     prompt_pointer_min_score: float = 0.3  # [hooks] prompt_pointer_min_score
-    prompt_max_full: int = 2  # [hooks] prompt_max_full
+    prompt_full_tokens: int = 400  # [hooks] prompt_full_tokens
     config_error: str | None = None
 
 
@@ -93,6 +93,6 @@ def load_hook_settings(layout: Layout, environ: Mapping[str, str]) -> HookSettin
         inject_unreviewed=config.review.inject_unreviewed,
         prompt_pointers=hooks.prompt_pointers,
         prompt_pointer_min_score=hooks.prompt_pointer_min_score,
-        prompt_max_full=hooks.prompt_max_full,
+        prompt_full_tokens=hooks.prompt_full_tokens,
         config_error=error,
     )

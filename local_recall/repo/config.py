@@ -89,11 +89,11 @@ class HooksConfig:
     prompt_pointers: int = _key(
         3, "Plausible memories a prompt gets one line each for (0 = off).", minimum=0, maximum=10
     )
-    prompt_max_full: int = _key(
-        2,
-        "With pointers on, memories a prompt gets in full; other sure ones get a pointer.",
-        minimum=1,
-        maximum=20,
+    prompt_full_tokens: int = _key(
+        400,
+        "With pointers on, tokens of full text a prompt gets (always one memory); other sure "
+        "ones get a pointer.",
+        minimum=0,
     )
     prompt_pointer_min_score: float = _key(
         0.3, "Prompt hits at or over this score may get a pointer line.", minimum=0, maximum=1

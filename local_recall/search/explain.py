@@ -41,7 +41,7 @@ class Explanation:
     max_pointers: int = 0  # hooks.prompt_pointers
     pointer_ranks: int = 3  # only the best this many may point (context/prompt.py)
     held_back: tuple[str, ...] = ()  # unreviewed, with [review] inject_unreviewed = false
-    max_full: int = 0  # hooks.prompt_max_full (0: no limit, pointers off)
+    full_tokens: int = 0  # hooks.prompt_full_tokens (0: no limit, pointers off)
 
     def best_reached_by(self) -> int | None:
         """How many background probes reach the best hit's relevance (None: no background)."""
@@ -90,7 +90,7 @@ class Explanation:
             "pointer_threshold": self.pointer_threshold,
             "max_pointers": self.max_pointers,
             "pointer_ranks": self.pointer_ranks,
-            "max_full": self.max_full,
+            "full_tokens": self.full_tokens,
             "injected": list(self.injected),
             "pointers": list(self.pointers),
             "degraded": self.degraded,
@@ -130,8 +130,8 @@ def explanation_text(data: Mapping[str, Any]) -> str:
     shown = [f"{full} in full"] if full else []
     shown += [f"{pointed} as pointer{'s' if pointed != 1 else ''}"] if pointed else []
     lines.append(
-        f"tiers: full text at score >= {data.get('threshold', 0):.2f} (at most "
-        f"{data.get('max_full') or 'all'}); a one-line pointer at "
+        f"tiers: full text at score >= {data.get('threshold', 0):.2f} ({_full_room(data)}); "
+        f"a one-line pointer at "
         f">= {data.get('pointer_threshold', 1):.2f} among the best {data.get('pointer_ranks')} "
         f"(at most {data.get('max_pointers')})"
     )
@@ -153,6 +153,11 @@ def explanation_text(data: Mapping[str, Any]) -> str:
         seen.add((candidate.get("repo"), candidate.get("id")))
         lines.append(_candidate_line(rank, candidate))
     return "\n".join(lines)
+
+
+def _full_room(data: Mapping[str, Any]) -> str:
+    room = data.get("full_tokens")
+    return f"up to ~{room} tokens of it" if room else "as many as fit"
 
 
 def _candidate_line(rank: int, candidate: Mapping[str, Any]) -> str:

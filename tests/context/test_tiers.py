@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from local_recall.context.notes import CLOSE_TAG, NOTICE, OPEN_TAG, Note
 from local_recall.context.prompt import (
-    MAX_FULL,
+    FULL_TOKENS,
     POINTER_RANKS,
     Seen,
     fill_budget,
@@ -56,14 +56,24 @@ def test_only_the_best_ranks_may_point_and_at_most_the_count() -> None:
     assert tiers(notes, pointers=0) == ([], [])  # hooks.prompt_pointers = 0: off
 
 
-def test_at_most_two_in_full_the_other_sure_ones_are_pointed_at() -> None:
+def big(memory_id: str, score: float) -> Note:
+    """A memory of ~160 tokens, as a coding store's are."""
+    return hit(memory_id, score)._replace(body=f"{memory_id[0]}word " * 90)
+
+
+def test_full_text_stops_at_its_token_room_the_other_sure_ones_are_pointed_at() -> None:
+    assert FULL_TOKENS == 400
     # ranks are over every hit: three sure ones leave no rank for a plausible fourth
-    notes = [hit(A, 0.9), hit(B, 0.8), hit(C, 0.7), hit(D, 0.45)]
-    assert MAX_FULL == 2
+    notes = [big(A, 0.9), big(B, 0.8), big(C, 0.7), big(D, 0.45)]
     assert tiers(notes) == ([A, B], [C])
-    five = [hit(A, 0.95), hit(B, 0.9), hit(C, 0.85), hit(D, 0.8), hit(E, 0.75)]
+    five = [big(A, 0.95), big(B, 0.9), big(C, 0.85), big(D, 0.8), big(E, 0.75)]
     assert tiers(five) == ([A, B], [C, D, E])
     assert tiers(five, pointers=1) == ([A, B], [C])
+    # short memories (one-line observations): more of them fit the same room
+    assert tiers([hit(A, 0.95), hit(B, 0.9), hit(C, 0.85), hit(D, 0.8)]) == ([A, B, C, D], [])
+    # the best sure hit is shown whatever its size (within the prompt's budget)
+    huge = hit(A, 0.9)._replace(body="w " * 1200)
+    assert tiers([huge, big(B, 0.8)]) == ([A], [B])
 
 
 def test_without_pointers_every_sure_hit_is_shown_as_before_tiers() -> None:
