@@ -507,3 +507,113 @@ NEG: list[tuple[tuple[str, str], tuple[str, str]]] = [
         ),
     ),
 ]
+
+# Issue 34.2: a memory the extractor wrote beside a hand-written one it was shown, stating that
+# fact again with a detail of its own (an example command, the version it happened to run). Same
+# fact: the first four; the rest state another fact on the same topic (a correction of a figure,
+# another command of the same tool) and must stay two. Written for write_dedup.py, after the
+# issue; the bodies of the issue's pair are reconstructed (only the subjects were reported).
+RESTATED: list[tuple[tuple[str, str], tuple[str, str]]] = [
+    (
+        (
+            "Tests run through tox with the uv-venv-lock-runner",
+            "tox is configured in pyproject.toml ([tool.tox]) and builds each environment from uv.lock with the uv-venv-lock-runner. `tox -e py3.13` runs one interpreter; plain `tox` runs them all.",
+        ),
+        (
+            "Jinja's test suite runs with pytest; tox -e py3.12 for one interpreter",
+            "The tests live in tests/ and run with pytest. tox runs the suite on every supported Python (uv-venv-lock-runner); use `tox -e py3.12` to run a single interpreter.",
+        ),
+    ),
+    (
+        (
+            "Tests run through tox with the uv-venv-lock-runner",
+            "The tox environments come from uv.lock (runner = uv-venv-lock-runner); run the suite for Python 3.13 only with tox -e py3.13.",
+        ),
+        (
+            "Run the tests with tox; one interpreter with tox -e py3.12",
+            "Run the test suite with tox, which installs from the uv lock file through the uv-venv-lock-runner; on Python 3.12 alone: tox -e py3.12.",
+        ),
+    ),
+    (
+        (
+            "Lint with pre-commit",
+            "Style checks are pre-commit hooks (ruff, ruff-format); run pre-commit run --all-files before pushing.",
+        ),
+        (
+            "ruff runs through pre-commit; tox -e style checks everything",
+            "Linting and formatting are ruff hooks in .pre-commit-config.yaml (ruff v0.6.9); tox -e style runs pre-commit run --all-files on the whole tree.",
+        ),
+    ),
+    (
+        (
+            "Build the docs with tox -e docs",
+            "The documentation is built by Sphinx through tox: tox -e docs writes docs/_build/html.",
+        ),
+        (
+            "Sphinx docs: tox -e docs (Sphinx 8.1, pallets-sphinx-themes)",
+            "Documentation builds with Sphinx via the tox docs environment (tox -e docs); the HTML lands in docs/_build/html.",
+        ),
+    ),
+]
+RESTATED_DISTINCT: list[tuple[tuple[str, str], tuple[str, str]]] = [
+    (
+        (
+            "The API rate limit is 100 requests per minute",
+            "The API allows 100 requests per minute per token; more return HTTP 429.",
+        ),
+        (
+            "The API rate limit is 1000 requests per minute",
+            "The API allows 1000 requests per minute per token; more return HTTP 429.",
+        ),
+    ),
+    (
+        (
+            "Session tokens expire after 15 minutes",
+            "An access token is valid for 15 minutes; the client refreshes it with the refresh token.",
+        ),
+        (
+            "Session tokens expire after 60 minutes",
+            "An access token is valid for 60 minutes; the client refreshes it with the refresh token.",
+        ),
+    ),
+    (
+        (
+            "The project requires Python 3.9 or newer",
+            "requires-python in pyproject.toml is >=3.9; do not use syntax newer than Python 3.9.",
+        ),
+        (
+            "The project requires Python 3.12 or newer",
+            "requires-python in pyproject.toml is >=3.12; syntax of Python 3.12 is fine.",
+        ),
+    ),
+    (
+        (
+            "Tests run through tox with the uv-venv-lock-runner",
+            "tox is configured in pyproject.toml ([tool.tox]) and builds each environment from uv.lock with the uv-venv-lock-runner. `tox -e py3.13` runs one interpreter; plain `tox` runs them all.",
+        ),
+        (
+            "Type checks run through tox -e typing",
+            "mypy and pyright run in the tox typing environment (tox -e typing), not in the test environments.",
+        ),
+    ),
+    (
+        (
+            "Tests run through tox with the uv-venv-lock-runner",
+            "tox is configured in pyproject.toml ([tool.tox]) and builds each environment from uv.lock with the uv-venv-lock-runner. `tox -e py3.13` runs one interpreter; plain `tox` runs them all.",
+        ),
+        (
+            "Update the lock file with uv lock --upgrade",
+            "After changing dependencies in pyproject.toml run uv lock --upgrade and commit uv.lock; tox reads it through the uv-venv-lock-runner.",
+        ),
+    ),
+    (
+        (
+            "Run the tests with pytest -n auto",
+            "pytest-xdist is installed: pytest -n auto spreads the suite over every core.",
+        ),
+        (
+            "Run one test with pytest -k",
+            "pytest -k NAME runs only the tests whose name matches, e.g. pytest -k test_filters.",
+        ),
+    ),
+]

@@ -1,5 +1,5 @@
-"""One fact, one memory: how well the write path and the prompt hook tell a paraphrase of an
-existing memory from a different fact.
+"""One fact, one memory: how well the write path, `consolidate` and the prompt hook tell a
+paraphrase of an existing memory from a different fact.
 
     .venv/bin/python benchmarks/write_dedup.py
 
@@ -7,14 +7,18 @@ Pairs:
 1. consolidation_pairs.py: 25 hand-written paraphrase pairs of coding facts and 25 same-topic
    pairs stating different facts, plus the pair of issue 24 ("Run the tests with pytest via tox"
    beside "Run tests with pytest through tox", bodies as a user and the extractor wrote them).
-2. Every pair of this repository's own memories (local-recall/episodic-memory/, written by the
-   engineers of this project, never tuned on): one pair states one rule twice (REPO_SAME below,
-   found by this benchmark and read by hand); every other pair is a different fact.
+2. consolidation_pairs.py RESTATED / RESTATED_DISTINCT (issue 34.2): a fact restated with a
+   detail of its own (the version the writer ran, an example command), and same-topic pairs
+   that must stay two (a corrected figure, another command of the same tool).
+3. Every pair of this repository's own memories (local-recall/episodic-memory/, written by the
+   engineers of this project, never tuned on): every pair is a different fact but those in
+   REPO_SAME (read by hand).
 
-Rules: the edit-distance check the write path had alone (`near_duplicate_threshold` 0.9), the
-paraphrase rule it has now (memory/likeness.py: MiniLM cosine of the whole texts + rapidfuzz
-token_set_ratio), `consolidate`'s stricter rule, and the prompt hook's word overlap
-(context/duplicates.py), which has no vectors.
+Each rule is the library's own function, called as the product calls it (so the script runs
+unchanged on an older checkout for a before/after): the write path's `paraphrase_of` (MCP
+`save_memory`, and extraction after its edit-distance check, shown apart), `consolidate`'s
+`candidate_pairs` + `group_pairs`, the prompt hook's `same_fact`.
+Each text is embedded once (MiniLM, subject + body).
 """
 
 from __future__ import annotations
@@ -32,12 +36,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from consolidation_pairs import NEG, POS  # noqa: E402
+from consolidation_pairs import NEG, POS, RESTATED, RESTATED_DISTINCT  # noqa: E402
 
 from local_recall.capture.pipeline_plan import similarity  # noqa: E402
 from local_recall.context.duplicates import same_fact  # noqa: E402
+from local_recall.lifecycle.consolidation import Thresholds, group_pairs  # noqa: E402
+from local_recall.lifecycle.neighbours import candidate_pairs  # noqa: E402
 from local_recall.memory.format import parse_memory_text  # noqa: E402
-from local_recall.memory.likeness import is_paraphrase, other_figures, text_ratio  # noqa: E402
+from local_recall.memory.likeness import paraphrase_of  # noqa: E402
 from local_recall.search.embedders.minilm import MiniLMEmbedder  # noqa: E402
 
 Text = tuple[str, str]  # subject, body
@@ -57,24 +63,28 @@ REPO_SAME = frozenset(
 )
 
 
-class Features:
-    def __init__(self, pair: tuple[Text, Text], cosine: float) -> None:
+Pair = tuple[Text, Text]
+
+
+class Judged:
+    """What each rule says of one pair, given the two texts' unit vectors."""
+
+    def __init__(self, pair: Pair, vectors: dict[Text, np.ndarray]) -> None:
         (s1, b1), (s2, b2) = pair
         a, b = f"{s1}\n{b1}", f"{s2}\n{b2}"
-        self.cosine = cosine
-        self.edit = similarity(a, b)
-        self.ratio = text_ratio(a, b)
-        self.words = same_fact(s1, b1, s2, b2)
-        self.figures = other_figures(a, b)
+        cosine = float(vectors[pair[0]] @ vectors[pair[1]])
+        self.edit = similarity(a, b) >= 0.9
+        self.write = paraphrase_of(a, [("b", cosine)], {"b": b}) is not None
+        matrix = np.stack([vectors[pair[0]], vectors[pair[1]]]).astype(np.float32)
+        found = candidate_pairs(["a", "b"], matrix, {"a": a, "b": b}, floor=Thresholds().floor)
+        self.consolidate = bool(group_pairs(found))
+        self.hook = same_fact(s1, b1, s2, b2)
 
 
-def features(embedder: MiniLMEmbedder, pairs: list[tuple[Text, Text]]) -> list[Features]:
-    texts = [f"{s}\n{b}" for pair in pairs for (s, b) in pair]
-    vectors = embedder.embed_documents(texts)
+def unit_vectors(embedder: MiniLMEmbedder, texts: list[Text]) -> dict[Text, np.ndarray]:
+    vectors = np.asarray(embedder.embed_documents([f"{s}\n{b}" for s, b in texts]))
     vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    return [
-        Features(pair, float(vectors[2 * i] @ vectors[2 * i + 1])) for i, pair in enumerate(pairs)
-    ]
+    return dict(zip(texts, vectors, strict=True))
 
 
 def repo_memories() -> list[tuple[str, Text]]:
@@ -85,53 +95,53 @@ def repo_memories() -> list[tuple[str, Text]]:
     return found
 
 
-RULES: dict[str, Callable[[Features], bool]] = {
-    "before: edit distance ≥ 0.9 (the write path's only check)": lambda f: f.edit >= 0.9,
-    "**after: paraphrase rule, cosine ≥ 0.80 and ratio ≥ 65, or cosine ≥ 0.95**": lambda f: (
-        f.edit >= 0.9 or is_paraphrase(f.cosine, f.ratio)
-    ),
-    "**+ different figures are different facts (the write path since 2026-11-25)**": lambda f: (
-        not f.figures and (f.edit >= 0.9 or is_paraphrase(f.cosine, f.ratio))
-    ),
-    "consolidate's rule (cosine ≥ 0.85 and ratio ≥ 65, or ≥ 0.95)": lambda f: is_paraphrase(
-        f.cosine, f.ratio, cosine_with_text=0.85
-    ),
-    "prompt hook: content-word overlap ≥ 0.4 (no vectors)": lambda f: f.words,
+RULES: dict[str, Callable[[Judged], bool]] = {
+    "edit distance ≥ 0.9 alone": lambda j: j.edit,
+    "write path (`paraphrase_of`)": lambda j: j.write,
+    "`consolidate`": lambda j: j.consolidate,
+    "prompt hook (`same_fact`, no vectors)": lambda j: j.hook,
 }
 
 
 def main() -> None:
     embedder = MiniLMEmbedder()
     started = time.process_time()
-    positives = features(embedder, [*POS, ISSUE])
-    negatives = features(embedder, NEG)
+    labelled = {"same": [*POS, ISSUE], "distinct": NEG, "restated": RESTATED}
+    labelled["restated_distinct"] = RESTATED_DISTINCT
     memories = repo_memories()
-    pairs = list(itertools.combinations(memories, 2))
-    repo = features(embedder, [(a[1], b[1]) for a, b in pairs])
-    repo_same = [(a[0], b[0]) in REPO_SAME or (b[0], a[0]) in REPO_SAME for a, b in pairs]
+    repo = list(itertools.combinations(memories, 2))
+    texts = {t for pairs in labelled.values() for pair in pairs for t in pair}
+    vectors = unit_vectors(embedder, sorted(texts | {text for _, text in memories}))
+    judged = {name: [Judged(p, vectors) for p in pairs] for name, pairs in labelled.items()}
+    repo_judged = [Judged((a[1], b[1]), vectors) for a, b in repo]
+    repo_same = [(a[0], b[0]) in REPO_SAME or (b[0], a[0]) in REPO_SAME for a, b in repo]
     cpu = time.process_time() - started
     print(
-        f"{len(positives)} paraphrase pairs, {len(negatives)} same-topic different facts; "
-        f"{len(memories)} repository memories = {len(pairs)} pairs ({sum(repo_same)} the same "
-        f"fact); embedding + measures {cpu:.0f} s CPU, load {os.getloadavg()[0]:.1f}"
+        f"{len(judged['same'])} paraphrase pairs, {len(judged['distinct'])} same-topic different "
+        f"facts, {len(RESTATED)} restated + {len(RESTATED_DISTINCT)} distinct (issue 34.2); "
+        f"{len(memories)} repository memories = {len(repo)} pairs ({sum(repo_same)} the same "
+        f"fact); {cpu:.0f} s CPU, load {os.getloadavg()[0]:.1f}"
     )
     print(
-        "| rule | recall (hand + repo) | precision (hand + repo) | issue pair | "
-        "false on same-topic | false on repo pairs |"
+        "| rule | recall (hand + repo) | precision | issue 24 pair | issue 34 restated "
+        "| false: same-topic | false: issue 34 distinct | false: repo pairs |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for name, rule in RULES.items():
-        tp = sum(map(rule, positives)) + sum(
-            rule(f) for f, same in zip(repo, repo_same, strict=True) if same
-        )
-        fp_hand = sum(map(rule, negatives))
-        fp_repo = sum(rule(f) for f, same in zip(repo, repo_same, strict=True) if not same)
-        total = len(positives) + sum(repo_same)
-        precision = tp / (tp + fp_hand + fp_repo) if tp + fp_hand + fp_repo else 1.0
-        issue = "caught" if rule(positives[-1]) else "missed"
+        same = [*judged["same"], *judged["restated"]]
+        same += [j for j, s in zip(repo_judged, repo_same, strict=True) if s]
+        tp = sum(map(rule, same))
+        fp_hand = sum(map(rule, judged["distinct"]))
+        fp_34 = sum(map(rule, judged["restated_distinct"]))
+        fp_repo = sum(rule(j) for j, s in zip(repo_judged, repo_same, strict=True) if not s)
+        fp = fp_hand + fp_34 + fp_repo
+        precision = tp / (tp + fp) if tp + fp else 1.0
+        issue = "caught" if rule(judged["same"][-1]) else "missed"
+        restated = sum(map(rule, judged["restated"]))
         print(
-            f"| {name} | {tp / total:.2f} ({tp}/{total}) | {precision:.2f} | {issue} "
-            f"| {fp_hand}/{len(negatives)} | {fp_repo}/{len(pairs) - sum(repo_same)} |"
+            f"| {name} | {tp / len(same):.2f} ({tp}/{len(same)}) | {precision:.2f} | {issue} "
+            f"| {restated}/{len(RESTATED)} | {fp_hand}/{len(NEG)} "
+            f"| {fp_34}/{len(RESTATED_DISTINCT)} | {fp_repo}/{len(repo) - sum(repo_same)} |"
         )
 
 

@@ -6,19 +6,27 @@ budget twice. There are no vectors at this point, so the measure is the overlap 
 words (the write path's rule, with vectors, is memory/likeness.py): measured on labelled
 paraphrases and on every pair of this repository's own memories in benchmarks/README.md ("One
 fact, one memory"). Two hits that each state a figure the other does not are two facts, as on
-the write path ("100 requests per minute" beside "1000 requests per minute").
+the write path ("100 requests per minute" beside "1000 requests per minute"); one whose subject
+recurs whole in the other's words is one fact with a detail added, as there (issue 34.2).
 """
 
-import re
 from collections.abc import Iterable
 
 from local_recall.context.notes import Note
-from local_recall.memory.likeness import numbers
+from local_recall.memory.likeness import (
+    MIN_SUBJECT_WORDS,
+    content_words,
+    stated_figures,
+    subject_within,
+)
+
+__all__ = ["content_words", "same_fact", "without_near_duplicates", "word_overlap"]
 
 # Jaccard of content words at or above which two hits are one fact (benchmarks/README.md).
 SAME_FACT = 0.4
-# A subject this short says too little to judge on its own ("pytest" = "pytest").
-MIN_SUBJECT_WORDS = 3
+# One hit's subject wholly in the other's words (memory/likeness.py `restates`): one fact at a
+# lower overlap, the other having added a detail of its own (issue 34.2).
+SAME_FACT_RESTATED = 0.3
 
 
 def same_fact(a_subject: str, a_body: str, b_subject: str, b_body: str) -> bool:
@@ -43,7 +51,7 @@ FactWords = tuple[frozenset[str], frozenset[str], frozenset[str]]
 
 def fact_words(subject: str, body: str) -> FactWords:
     words = content_words(subject)
-    return words, words | content_words(body), numbers(f"{subject}\n{body}")
+    return words, words | content_words(body), stated_figures(f"{subject}\n{body}")
 
 
 def same_words(a: FactWords, b: FactWords) -> bool:
@@ -54,32 +62,12 @@ def same_words(a: FactWords, b: FactWords) -> bool:
         word_overlap(subject_a, subject_b) >= SAME_FACT
     ):
         return True
-    return word_overlap(whole_a, whole_b) >= SAME_FACT
-
-
-# Content words: no import beyond `re`, a few microseconds a pair (the hook runs this).
-_WORD = re.compile(r"[a-z0-9_]+")
-# Function words and the verbs a paraphrase swaps freely ("through"/"via", "use"/"with").
-_STOP = frozenset(
-    """a an the and or but of to in on at by for from with without via through into onto
-    is are was were be been being it its this that these those as so than then there here
-    we you they he she i our your their us them do does did done not no never always
-    use uses used using run runs ran running must should can could may might will would
-    which who what when where why how all any each every some more most less only also just
-    instead rather about after before over under up down out if else while""".split()  # noqa: SIM905
-)
-
-
-def content_words(text: str) -> frozenset[str]:
-    """A text's words that carry its meaning: lower case, function words out, a plural's
-    `s` dropped ("tests" = "test")."""
-    words = set()
-    for found in _WORD.findall(text.lower()):
-        if found in _STOP or len(found) < 2:
-            continue
-        plural = len(found) > 3 and found.endswith("s") and not found.endswith("ss")
-        words.add(found[:-1] if plural else found)
-    return frozenset(words)
+    overlap = word_overlap(whole_a, whole_b)
+    if overlap >= SAME_FACT_RESTATED and (
+        subject_within(subject_a, whole_b) or subject_within(subject_b, whole_a)
+    ):
+        return True
+    return overlap >= SAME_FACT
 
 
 def word_overlap(a: frozenset[str], b: frozenset[str]) -> float:

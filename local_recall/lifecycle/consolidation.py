@@ -2,7 +2,9 @@
 
 Candidate pairs come from a nearest-neighbour search per memory (the index's ANN), never from an
 all-pairs comparison; a pair is a near-duplicate when the embeddings are very close AND the texts
-agree (rapidfuzz), or the embeddings are nearly identical. Groups are the connected components of
+agree (rapidfuzz), or the embeddings are nearly identical, or one memory says the other's subject
+again with a detail of its own and the embeddings are close (memory/likeness.py `restates`,
+issue 34.2). Groups are the connected components of
 those pairs, so three wordings of one fact become one group.
 """
 
@@ -17,6 +19,8 @@ from datetime import datetime
 COSINE_WITH_TEXT = 0.85
 TEXT_RATIO = 65.0
 COSINE_ALONE = 0.95
+# One restating the other's subject: the write path's cosine (benchmarks/README.md).
+COSINE_RESTATED = 0.70
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,11 +30,12 @@ class Thresholds:
     cosine_with_text: float = COSINE_WITH_TEXT
     text_ratio: float = TEXT_RATIO
     cosine_alone: float = COSINE_ALONE
+    cosine_restated: float = COSINE_RESTATED
 
     @property
     def floor(self) -> float:
         """No pair under this cosine can qualify: the neighbour search stops there."""
-        return min(self.cosine_with_text, self.cosine_alone)
+        return min(self.cosine_with_text, self.cosine_alone, self.cosine_restated)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +44,7 @@ class Pair:
     b: str
     cosine: float
     text_ratio: float  # rapidfuzz token_set_ratio of subject + body, 0..100
+    restated: bool = False  # one says the other's subject again (memory/likeness.py `restates`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +88,8 @@ class Proposal:
 
 def is_near_duplicate(pair: Pair, thresholds: Thresholds = Thresholds()) -> bool:
     if pair.cosine >= thresholds.cosine_alone:
+        return True
+    if pair.restated and pair.cosine >= thresholds.cosine_restated:
         return True
     return pair.cosine >= thresholds.cosine_with_text and pair.text_ratio >= thresholds.text_ratio
 

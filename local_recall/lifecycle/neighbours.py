@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from local_recall.lifecycle.consolidation import Pair
+from local_recall.memory.likeness import restates
 
 if TYPE_CHECKING:
     import numpy as np
@@ -68,11 +69,13 @@ def candidate_pairs(
     k: int = NEIGHBOURS,
     ratio: Callable[[str, str], float] = text_ratio,
 ) -> list[Pair]:
-    """The pairs worth judging: embedding neighbours, with their text agreement. Keys missing
+    """The pairs worth judging: embedding neighbours, with their text agreement (texts are
+    subject, newline, body: `restates` reads the subject line). Keys missing
     from `texts` (a vector left in the index for a memory deleted since) are skipped."""
     pairs = []
     for i, j, cosine in nearest(matrix, floor=floor, k=k):
         a, b = keys[i], keys[j]
         if a in texts and b in texts:
-            pairs.append(Pair(a, b, cosine, ratio(texts[a], texts[b])))
+            first, second = texts[a], texts[b]
+            pairs.append(Pair(a, b, cosine, ratio(first, second), restates(first, second)))
     return pairs

@@ -1183,25 +1183,51 @@ def test_pass_report_json_has_every_figure() -> None:
     }
 
 
+PARAPHRASED = [
+    (  # issue 24.5: edit distance 0.75 let it through the 0.9 check
+        (
+            "Run the tests with pytest via tox",
+            "Tests run through tox, which calls pytest; do not run pytest directly.",
+        ),
+        (
+            "Run tests with pytest through tox",
+            "The test suite is run with tox, which invokes pytest, rather than calling pytest "
+            "by hand.",
+        ),
+    ),
+    (  # issue 34.2: the user's subject said again with a detail added (cosine 0.74)
+        (
+            "Tests run through tox with the uv-venv-lock-runner",
+            "tox is configured in pyproject.toml ([tool.tox]) and builds each environment from "
+            "uv.lock with the uv-venv-lock-runner. `tox -e py3.13` runs one interpreter.",
+        ),
+        (
+            "Jinja's test suite runs with pytest; tox -e py3.12 for one interpreter",
+            "The tests live in tests/ and run with pytest. tox runs the suite on every supported "
+            "Python (uv-venv-lock-runner); use `tox -e py3.12` to run a single interpreter.",
+        ),
+    ),
+]
+
+
 @pytest.mark.slow
 @requires_claude
-def test_a_paraphrase_of_an_existing_memory_is_not_written(world: World) -> None:
-    """Issue 24.5: the prompt listed the user's memory and the extractor wrote it again in other
-    words; edit distance (0.75 here) let it through the 0.9 check, the paraphrase rule does not."""
+@pytest.mark.parametrize(("user", "extracted"), PARAPHRASED, ids=["issue24", "issue34"])
+def test_a_paraphrase_of_an_existing_memory_is_not_written(
+    world: World, user: tuple[str, str], extracted: tuple[str, str]
+) -> None:
+    """The prompt listed the user's memory and the extractor wrote it again in other words:
+    the paraphrase rule (memory/likeness.py) keeps one memory."""
     recall = world.recall()
-    mine = recall.add(
-        "Run the tests with pytest via tox",
-        "Tests run through tox, which calls pytest; do not run pytest directly.",
-    )
+    mine = recall.add(*user)
     recall.sync_index()
     world.install(T01)
     world.api.responder = model(
         lambda _body: {
             "memories": [
                 {
-                    "subject": "Run tests with pytest through tox",
-                    "body": "The test suite is run with tox, which invokes pytest, rather than "
-                    "calling pytest by hand.",
+                    "subject": extracted[0],
+                    "body": extracted[1],
                     "keywords": ["tox", "pytest"],
                     "applies_to": "global",
                 }

@@ -118,9 +118,11 @@ directory, e.g. "file:src/db/pool.py") or "area:<name>" (a subsystem, e.g. "area
 Prefer few, high-value memories; merge related facts into one. If nothing durable happened \
 (the common case), return an empty list.
 
-When existing memories are listed and a new memory makes one of them wrong (the code or a \
-decision changed since), set its "supersedes" to that memory's id and a one-line reason. Only \
-for a real contradiction, never for a memory that merely adds detail."""
+When existing memories are listed, do not write their facts again: a memory that says what a \
+listed one says, in other words or with a detail of its own added (an example command, the \
+version you happened to run), is a repeat; leave it out. When a new memory makes a listed one \
+wrong (the code or a decision changed since), set its "supersedes" to that memory's id and a \
+one-line reason. Only for a real contradiction, never for a memory that merely adds detail."""
 
 SYSTEM_PROMPT = _INSTRUCTIONS + "\n\nAnswer only by calling the StructuredOutput tool once."
 OLLAMA_SYSTEM_PROMPT = _INSTRUCTIONS + '\n\nAnswer only with the JSON object {"memories": [...]}.'
@@ -192,8 +194,8 @@ def build_prompt(
         parts.append(
             "<existing-memories>\n"
             "Memories already saved (id: subject). Do not repeat them, not even in other words "
-            "(a reworded copy is dropped); a new memory that makes one wrong names it in "
-            "supersedes.\n"
+            "or with a detail added (such a copy is dropped); a new memory that makes one "
+            "wrong names it in supersedes.\n"
             + _defuse("\n".join(shown), "existing-memories")
             + "\n</existing-memories>\n"
         )
