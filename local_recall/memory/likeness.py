@@ -16,11 +16,11 @@ A figure is what a memory states when its subject says it, or its body outside a
 version: "run the suite for Python 3.13 only" beside "…Python 3.12…" is an example each
 happened to run, not two facts (issue 34.2); "requires Python 3.9" / "3.12" in the subjects are.
 
-A memory whose subject's words all recur in another's text restates that fact with a detail of
-its own ("Tests run through tox with the uv-venv-lock-runner" inside "…pytest; tox -e py3.12 for
-one interpreter … (uv-venv-lock-runner)"): the extractor's copy of a memory it was shown. Its
-words are too few of the longer text for the ratio and its cosine is lower (0.74), so it has a
-rule of its own, with a looser cosine (`restates`).
+A memory whose subject's words (4 or more) all recur in another's text restates that fact with
+a detail of its own ("Tests run through tox with the uv-venv-lock-runner" inside "…pytest; tox
+-e py3.12 for one interpreter … (uv-venv-lock-runner)"): the extractor's copy of a memory it was
+shown. Its cosine is lower (0.74) than the ratio rule needs, so it has a rule of its own, with a
+looser cosine (`restates`).
 
 The prompt hook, which has no vectors, compares content words instead (context/duplicates.py).
 """
@@ -38,6 +38,9 @@ COSINE_ALONE = 0.95
 COSINE_RESTATED = 0.70
 # A subject this short says too little to stand for a fact ("pytest", "Lint with ruff").
 MIN_SUBJECT_WORDS = 3
+# ...and to be restated: a generic 3-word subject ("Fix for unit test", "Add myself to
+# contributors") recurs whole in many other changes' texts (benchmarks/README.md).
+MIN_RESTATED_WORDS = 4
 # A number as written: "100", "1,000", "0.95", "3.11.7"; a digit inside a word ("sha256",
 # "utf8", "e2e") is part of a name, not a figure.
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
@@ -117,7 +120,7 @@ def content_words(text: str) -> frozenset[str]:
 
 def subject_within(subject: frozenset[str], words: frozenset[str]) -> bool:
     """Whether a subject's content words (enough of them to state a fact) all recur in `words`."""
-    return len(subject) >= MIN_SUBJECT_WORDS and subject <= words
+    return len(subject) >= MIN_RESTATED_WORDS and subject <= words
 
 
 def restates(a: str, b: str) -> bool:
