@@ -490,14 +490,16 @@ def test_prompt_hook_marks_unreviewed_memories_or_leaves_them_out(repo: Path) ->
         "Saves are deduplicated by content hash under a cross-process file lock.",
         reviewed=False,
     )
-    prompt = prompt_input("how do we dedupe saves under the file lock?", repo)
-    shown = run_hook("user-prompt-submit", prompt, repo)  # no daemon: searched in-process
+    def prompt() -> bytes:  # each run a session of its own: none saw the memory before
+        return prompt_input("how do we dedupe saves under the file lock?", repo)
+
+    shown = run_hook("user-prompt-submit", prompt(), repo)  # no daemon: searched in-process
     assert shown.returncode == 0 and "## Dedupe saves under a file lock [unreviewed]" in (
         shown.context()
     )
     hidden = run_hook(
         "user-prompt-submit",
-        prompt,
+        prompt(),
         repo,
         env=hook_env(repo, {"LOCAL_RECALL_REVIEW_INJECT_UNREVIEWED": "false"}),
     )
@@ -505,7 +507,7 @@ def test_prompt_hook_marks_unreviewed_memories_or_leaves_them_out(repo: Path) ->
     recall.accept([m.id for m in recall.unreviewed()])
     accepted = run_hook(
         "user-prompt-submit",
-        prompt,
+        prompt(),
         repo,
         env=hook_env(repo, {"LOCAL_RECALL_REVIEW_INJECT_UNREVIEWED": "false"}),
     )
