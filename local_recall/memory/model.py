@@ -334,8 +334,9 @@ def validate_keywords(keywords: Sequence[str]) -> tuple[str, ...]:
         raise InvalidInput(f"{len(keywords)} keywords given; the limit is {MAX_KEYWORDS}")
     seen: dict[str, str] = {}
     for raw in keywords:
+        # the whole keyword, not its cut: redaction reads it whole before it is cut (drafts.py)
+        _check_unicode(str(raw), "a keyword")
         word = " ".join(str(raw).split())[:MAX_KEYWORD_CHARS]
-        _check_unicode(word, "a keyword")
         if word and word.lower() not in seen:
             seen[word.lower()] = word
     if len(seen) > MAX_KEYWORDS:

@@ -69,7 +69,11 @@ OUR_PROMPT_HOOKS = [
         "type": "mcp_tool",
         "server": "local-recall",
         "tool": "user_prompt_submit",
-        "input": {"prompt": "${prompt}", "prompt_id": "${prompt_id}"},
+        "input": {
+            "prompt": "${prompt}",
+            "prompt_id": "${prompt_id}",
+            "session_id": "${session_id}",  # the session's record (docs/hooks.md)
+        },
         "timeout": 10,
     },
 ]
@@ -245,6 +249,12 @@ def test_install_plan_upgrades_the_plain_prompt_command_of_earlier_versions() ->
     earlier = {"type": "command", "command": "/opt/venv/bin/local-recall hook user-prompt-submit"}
     plan = plan_settings_install({"hooks": {"UserPromptSubmit": [{"hooks": [earlier]}]}}, LR)
     assert plan["hooks"]["UserPromptSubmit"] == [{"hooks": OUR_PROMPT_HOOKS}]
+    # the mcp_tool handler of an install before the session record: its input gains session_id
+    without_session = {**OUR_PROMPT_HOOKS[1], "input": {"prompt": "${prompt}"}}
+    old = {"hooks": {"UserPromptSubmit": [{"hooks": [OUR_PROMPT_HOOKS[0], without_session]}]}}
+    assert plan_settings_install(old, LR)["hooks"]["UserPromptSubmit"] == [
+        {"hooks": OUR_PROMPT_HOOKS}
+    ]
 
 
 def test_our_prompt_handlers_are_recognised_and_nothing_else() -> None:

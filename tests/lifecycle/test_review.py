@@ -490,6 +490,7 @@ def test_prompt_hook_marks_unreviewed_memories_or_leaves_them_out(repo: Path) ->
         "Saves are deduplicated by content hash under a cross-process file lock.",
         reviewed=False,
     )
+
     def prompt() -> bytes:  # each run a session of its own: none saw the memory before
         return prompt_input("how do we dedupe saves under the file lock?", repo)
 

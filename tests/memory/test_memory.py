@@ -202,6 +202,25 @@ def test_subject_and_keyword_limits() -> None:
         validate_keywords([f"k{i}" for i in range(10_000)])
 
 
+def test_a_lone_surrogate_past_a_keywords_cut_is_refused_not_a_crash() -> None:
+    """Redaction reads a keyword whole before it is cut to 100 characters: a lone surrogate
+    after the cut (found by the MCP fuzz test) must be refused up front like one before it."""
+    from local_recall.memory.drafts import make_draft
+
+    keyword = "k" * 120 + "\ud800"
+    with pytest.raises(InvalidInput, match="lone surrogate"):
+        validate_keywords([keyword])
+    with pytest.raises(InvalidInput, match="lone surrogate"):
+        make_draft(
+            subject="s",
+            body="b",
+            keywords=[keyword],
+            applies_to="global",
+            occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
+            source="test",
+        )
+
+
 def test_a_subject_within_the_limit_is_kept_when_its_redaction_is_longer() -> None:
     """`[REDACTED:aws-access-key]` is 5 characters longer than the key it replaces: a
     subject the caller gave within the limit is stored cut, never refused for that."""
