@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from local_recall.context.seen import ShownLine, parse_lines
-from local_recall.repo.files import open_append_nofollow, read_tail_nofollow
+from local_recall.repo.files import open_append_nofollow, read_tail_nofollow, through_symlink
 
 SESSIONS_DIR = "sessions"
 # A session's record is read on every prompt: its tail only, past this (a long session's
@@ -46,8 +46,9 @@ def append_shown(state_dir: Path, session_id: str, line: ShownLine) -> None:
     if not session_id:
         return
     path = record_path(state_dir, session_id)
-    new = not os.path.lexists(path)
-    if new:
+    if through_symlink(path.parent):  # checked before prune: it deletes files in there
+        raise OSError(f"{path.parent} leads through a symbolic link")
+    if not os.path.lexists(path):
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         prune(path.parent)
     fd = open_append_nofollow(path)
@@ -61,6 +62,8 @@ def prune(directory: Path, *, now: float | None = None) -> int:
     """Removes the records of sessions idle for SESSION_TTL_DAYS; regular files only."""
     cutoff = (time.time() if now is None else now) - SESSION_TTL_DAYS * 86_400
     removed = 0
+    if through_symlink(directory):
+        return 0
     with contextlib.suppress(OSError), os.scandir(directory) as entries:
         for entry in entries:
             if not entry.name.endswith(".jsonl") or not entry.is_file(follow_symlinks=False):
