@@ -33,6 +33,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from local_recall.repo.files import read_bytes_nofollow
+
 VECTORS_JSON: Final = "vectors.json"  # the cache's manifest (vector_cache.py)
 LOG_TOKEN: Final = re.compile(r"^[0-9a-f]{16}$")
 _KEY: Final = re.compile(r"^(?:episodic|thinking)/[0-9a-f-]{36}$")
@@ -60,18 +62,6 @@ class VectorLog:
 
 def log_paths(state_dir: Path, token: str) -> tuple[Path, Path]:
     return state_dir / f"vectors-{token}.rows", state_dir / f"vectors-{token}.log"
-
-
-def _read_regular(path: Path, limit: int) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        return handle.read()
 
 
 def parse_log(text: bytes) -> tuple[list[tuple[int, LogEntry]], int] | None:
@@ -108,8 +98,9 @@ def _entry(data: object) -> LogEntry | None:
 def read_vector_log(state_dir: Path, token: str, dim: int, max_rows: int) -> VectorLog | None:
     """The log's complete entries and their rows; None if missing or malformed."""
     rows_path, log_path = log_paths(state_dir, token)
-    text = _read_regular(log_path, MAX_LOG_BYTES)
-    if text is None:
+    try:
+        text = read_bytes_nofollow(log_path, MAX_LOG_BYTES)
+    except OSError:  # missing, a symlink, not a regular file, too large
         return None
     parsed = parse_log(text)
     if parsed is None:
