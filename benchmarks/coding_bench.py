@@ -50,7 +50,7 @@ import coding_data  # noqa: E402
 from coding_data import Item, ProjectData, Prompt  # noqa: E402
 
 from local_recall.context.notes import CHARS_PER_TOKEN, note_from_json  # noqa: E402
-from local_recall.context.prompt import fill_budget, prompt_query, render_selection  # noqa: E402
+from local_recall.context.prompt import prompt_query, render_selection, select  # noqa: E402
 from local_recall.hooks.settings import HookSettings, load_hook_settings  # noqa: E402
 from local_recall.recall import Recall  # noqa: E402
 from local_recall.search.limits import MAX_LIMIT  # noqa: E402
@@ -92,9 +92,8 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
         ranked = tuple(hit.id for hit in every.hits)
         top = tuple((hit.id, round(hit.score, 4)) for hit in every.hits[:10])
         if not has_nothing_to_look_up(query) and settings.prompt_tokens > 0:
-            floor = min(settings.prompt_min_score, settings.prompt_pointer_min_score)
             result = recall.query(
-                SearchQuery(query, limit=limit, min_score=floor),
+                SearchQuery(query, limit=limit, min_score=settings.tiers.floor),
                 sync=False,
                 use_index=use_index,  # False: the hook's no-daemon path (files + vector cache)
             )
@@ -104,14 +103,7 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
                 for n in notes
                 if n is not None and (settings.inject_unreviewed or not n.unreviewed)
             ]
-            selection = fill_budget(
-                kept,
-                budget_tokens=settings.prompt_tokens,
-                min_score=settings.prompt_min_score,
-                pointers=settings.prompt_pointers,
-                pointer_min_score=settings.prompt_pointer_min_score,
-                full_tokens=settings.prompt_full_tokens,
-            )
+            selection = select(kept, settings.tiers)
             context = render_selection(selection, budget_tokens=settings.prompt_tokens)
             if context:
                 shown = tuple(n.id for n in selection.shown)

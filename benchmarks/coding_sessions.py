@@ -12,7 +12,7 @@ limit); the two policies differ only in what they make of them:
 
 * *before tiers*: full text at hooks.prompt_min_score, nothing else, no memory of the session
   (every re-ask injects the same text again);
-* *tiers*: context/prompt.py's `fill_budget` with hooks.prompt_pointers and the session's
+* *tiers*: context/prompt.py's `select` with hooks.prompt_pointers and the session's
   record (context/seen.py), as the hook runs it.
 
 Reported: mean tokens per session (characters / 4 of every injected block, all 12 prompts) and
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from local_recall.context.notes import CHARS_PER_TOKEN
-from local_recall.context.prompt import FULL_TOKENS, Seen, fill_budget, render_selection
+from local_recall.context.prompt import Seen, render_selection, select
 from local_recall.context.seen import ShownLine, seen_of, shown_line
 from local_recall.hooks.settings import HookSettings
 
@@ -61,17 +61,8 @@ def sessions_of(rows: Sequence[tuple[Any, Any, frozenset[str]]]) -> list[list[in
 def _tokens(
     notes: Sequence[Any], settings: HookSettings, *, tiers: bool, seen: Seen
 ) -> tuple[int, Any]:
-    selection = fill_budget(
-        notes,
-        budget_tokens=settings.prompt_tokens,
-        min_score=settings.prompt_min_score,
-        pointers=settings.prompt_pointers if tiers else 0,
-        pointer_min_score=settings.prompt_pointer_min_score,
-        seen=seen,
-        full_tokens=getattr(
-            settings, "prompt_full_tokens", FULL_TOKENS
-        ),  # settings of an older run
-    )
+    policy = settings.tiers if tiers else settings.tiers._replace(pointers=0)
+    selection = select(notes, policy, seen)
     text = render_selection(selection, budget_tokens=settings.prompt_tokens)
     return len(text) // CHARS_PER_TOKEN, selection if text else None
 

@@ -95,6 +95,22 @@ class Seen(NamedTuple):
     pointed: frozenset[str] = frozenset()
 
 
+class Tiers(NamedTuple):
+    """How a prompt's hits fill its context: the [hooks] prompt_* settings, one value for
+    every caller (the hooks, `why`, the benchmarks)."""
+
+    budget_tokens: int  # hooks.prompt_tokens
+    min_score: float  # hooks.prompt_min_score: full text at or over it
+    pointers: int = 0  # hooks.prompt_pointers (0: full text or nothing)
+    pointer_min_score: float = POINTER_MIN_SCORE  # hooks.prompt_pointer_min_score
+    full_tokens: int = FULL_TOKENS  # hooks.prompt_full_tokens
+
+    @property
+    def floor(self) -> float:
+        """The lowest score either tier may show: what a search for the prompt asks for."""
+        return min(self.min_score, self.pointer_min_score) if self.pointers > 0 else self.min_score
+
+
 class Selection(NamedTuple):
     shown: tuple[Note, ...]  # injected in full
     pointers: tuple[Note, ...]  # one line each: plausible, too large for what was left, or
@@ -222,6 +238,19 @@ def fill_budget(
                 kept.append(note)
                 used += size
     return Selection(tuple(shown), tuple(kept), frozenset(repeated) & {n.id for n in kept})
+
+
+def select(hits: Iterable[Note], tiers: Tiers, seen: Seen = Seen()) -> Selection:  # noqa: B008
+    """`fill_budget` with the settings of `tiers`."""
+    return fill_budget(
+        hits,
+        budget_tokens=tiers.budget_tokens,
+        min_score=tiers.min_score,
+        pointers=tiers.pointers,
+        pointer_min_score=tiers.pointer_min_score,
+        seen=seen,
+        full_tokens=tiers.full_tokens,
+    )
 
 
 def render_prompt_context(selection: Selection) -> str:

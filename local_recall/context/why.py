@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from local_recall.context.prompt import POINTER_RANKS, fill_budget, prompt_query
+from local_recall.context.prompt import POINTER_RANKS, Tiers, prompt_query, select
 from local_recall.context.service import ContextService, hit_note
 from local_recall.search.explain import Explanation
 from local_recall.search.limits import MAX_LIMIT
@@ -43,14 +43,14 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
     notes = [hit_note(hit) for hit in result.hits]
     every = recall.config.review.inject_unreviewed
     kept = [n for n in notes if every or not n.unreviewed]
-    chosen = fill_budget(
-        kept,
-        budget_tokens=hooks.prompt_tokens,
-        min_score=hooks.prompt_min_score,
-        pointers=hooks.prompt_pointers,
-        pointer_min_score=hooks.prompt_pointer_min_score,
-        full_tokens=hooks.prompt_full_tokens,
+    tiers = Tiers(
+        hooks.prompt_tokens,
+        hooks.prompt_min_score,
+        hooks.prompt_pointers,
+        hooks.prompt_pointer_min_score,
+        hooks.prompt_full_tokens,
     )
+    chosen = select(kept, tiers)
     return Explanation(
         prompt,
         True,
@@ -63,9 +63,9 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
         tuple(note.id for note in chosen.shown),
         result.degraded_reason,
         pointers=tuple(note.id for note in chosen.pointers),
-        pointer_threshold=hooks.prompt_pointer_min_score,
-        max_pointers=hooks.prompt_pointers,
+        pointer_threshold=tiers.pointer_min_score,
+        max_pointers=tiers.pointers,
         pointer_ranks=POINTER_RANKS,
         held_back=tuple(n.id for n in notes if n.unreviewed and not every),
-        full_tokens=hooks.prompt_full_tokens if hooks.prompt_pointers > 0 else 0,
+        full_tokens=tiers.full_tokens if tiers.pointers > 0 else 0,
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from local_recall.context.notes import Note, notes_from_json
-from local_recall.context.prompt import PromptAsk, fill_budget, prompt_query, render_selection
+from local_recall.context.prompt import PromptAsk, prompt_query, render_selection, select
 from local_recall.context.seen import seen_of, shown_line
 from local_recall.daemon.query_client import ask, daemon_sockets
 from local_recall.hooks.seen_log import append_shown, read_shown
@@ -85,10 +85,8 @@ def answer_prompt(
     if has_nothing_to_look_up(query):  # "thanks", "continue": no socket request, no search
         return ""
     settings = run.settings
-    floor = settings.prompt_min_score  # what either tier may show (fill_budget sorts them)
-    if settings.prompt_pointers > 0:
-        floor = min(floor, settings.prompt_pointer_min_score)
-    wanted = PromptAsk(query, min(settings.search_limit, MAX_LIMIT), floor)
+    # what either tier may show: fill_budget sorts them
+    wanted = PromptAsk(query, min(settings.search_limit, MAX_LIMIT), settings.tiers.floor)
     reply = ask(run.sockets, wanted.to_request(), run.ask_timeout, root=run.root)
     if reply is None:
         log(run.layout, run.agent, "INFO", "no daemon answered; searching in-process")
@@ -116,15 +114,7 @@ def _shown_to_session(
 ) -> str:
     """The tiers for `notes` given what the session saw, rendered; the answer recorded."""
     settings, state_dir = run.settings, run.layout.state_dir
-    selection = fill_budget(
-        notes,
-        budget_tokens=settings.prompt_tokens,
-        min_score=settings.prompt_min_score,
-        pointers=settings.prompt_pointers,
-        pointer_min_score=settings.prompt_pointer_min_score,
-        seen=seen_of(read_shown(state_dir, session_id)),
-        full_tokens=settings.prompt_full_tokens,
-    )
+    selection = select(notes, settings.tiers, seen_of(read_shown(state_dir, session_id)))
     text = render_selection(selection, budget_tokens=settings.prompt_tokens)
     if text and claim is not None and not claim():
         return ""

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from local_recall.context.prompt import Tiers
 from local_recall.repo.config_trust import user_config_path
 from local_recall.repo.files import read_bytes_nofollow
 from local_recall.repo.layout import Layout
@@ -32,6 +33,16 @@ class HookSettings(NamedTuple):
     prompt_pointer_min_score: float = 0.3  # [hooks] prompt_pointer_min_score
     prompt_full_tokens: int = 400  # [hooks] prompt_full_tokens
     config_error: str | None = None
+
+    @property
+    def tiers(self) -> Tiers:
+        return Tiers(
+            self.prompt_tokens,
+            self.prompt_min_score,
+            self.prompt_pointers,
+            self.prompt_pointer_min_score,
+            self.prompt_full_tokens,
+        )
 
 
 SETTINGS_CACHE = "hook-settings.json"

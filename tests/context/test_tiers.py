@@ -8,9 +8,11 @@ from local_recall.context.prompt import (
     FULL_TOKENS,
     POINTER_RANKS,
     Seen,
+    Tiers,
     fill_budget,
     pointer_line,
     prompt_context,
+    select,
     short_id,
 )
 from local_recall.context.seen import ShownLine, parse_lines, seen_of, shown_line
@@ -158,3 +160,12 @@ def test_the_session_record_round_trips_and_skips_what_does_not_parse() -> None:
     assert seen_of(parsed) == Seen(full=frozenset({A}), pointed=frozenset({B}))
     later = ShownLine("t", "p2", (B,), ())  # pointed at first, in full later
     assert seen_of([line, later]) == Seen(full=frozenset({A, B}), pointed=frozenset())
+
+
+def test_tiers_say_what_a_prompts_search_asks_for_and_select_with_them() -> None:
+    assert Tiers(1500, 0.5, 3, 0.3).floor == 0.3  # a pointer may come from 0.3
+    assert Tiers(1500, 0.5, 0, 0.3).floor == 0.5  # pointers off: full text only
+    assert Tiers(1500, 0.2, 3, 0.3).floor == 0.2
+    notes = [hit(A, 0.9), hit(B, 0.45), hit(C, 0.31), hit(D, 0.29)]
+    chosen = select(notes, Tiers(1500, 0.5, 3, 0.3))
+    assert ([n.id for n in chosen.shown], [n.id for n in chosen.pointers]) == ([A], [B, C])
