@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "repo": 1,
     "redaction": 1,
     "memory": 2,
+    "learning": 2,  # what sessions did with the memories shown: read by search, capture, context
     "search": 3,
     "capture": 3,
     "lifecycle": 3,
@@ -162,6 +163,7 @@ PURE = frozenset(
         "lifecycle.consolidation",
         "web.guard",
         "org.plan",
+        "learning.outcomes",
     }
 )
 PURE_ALLOWED = frozenset({"errors", "memory.model", *PURE})

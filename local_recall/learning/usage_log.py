@@ -1,0 +1,139 @@
+"""The committed record of outcomes (learning/outcomes.py): `local-recall/usage/<writer>.jsonl`,
+one append-only file per writer (docs/hooks.md#what-is-learned).
+
+Why per writer: a team learns from every teammate's sessions, so the record is committed; one
+file per person means two people never append to the same file, and a git merge of their work
+only adds files (no conflict, nothing rewritten). Counts are never kept in a memory's
+frontmatter, which every session would rewrite. The writer is a short hash of the committer's
+`git config user.email` (of the user and machine when unset): stable across sessions, says
+nothing readable about the person.
+
+The folder is committed, so it may be hostile: only `<16 hex>.jsonl` regular files are read,
+never through a symbolic link, each from its tail past MAX_FILE_BYTES; any other entry and any
+line that does not validate is skipped and counted (`UsageRead`), never fatal.
+"""
+
+import getpass
+import hashlib
+import os
+import platform
+import re
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from local_recall.learning.outcomes import Outcome, outcome_line, parse_counted
+from local_recall.repo.files import open_append_nofollow, read_tail_nofollow, through_symlink
+from local_recall.repo.layout import Layout
+
+USAGE_DIRNAME = "usage"
+# A year of one person's sessions at ~20 memories shown each is ~3 MB; past this, the newest.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_FILES = 500  # writers: a team far larger than this would need a different design
+_WRITER_FILE = re.compile(r"[0-9a-f]{16}\.jsonl")
+_GIT_TIMEOUT_SECONDS = 5
+
+
+class UsageRead(NamedTuple):
+    outcomes: list[Outcome]
+    skipped_lines: int  # lines that did not parse or validate
+    skipped_files: tuple[str, ...]  # entries of usage/ not read, with why ("name: why")
+
+
+def usage_dir(layout: Layout) -> Path:
+    return layout.recall_dir / USAGE_DIRNAME
+
+
+def writer_name(email: str, *, user: str, host: str) -> str:
+    """The writer's file stem: 16 hex of the email, or of user@host when there is none."""
+    key = f"email:{email.strip().lower()}" if email.strip() else f"local:{user}@{host}"
+    return hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def current_writer(root: Path) -> str:
+    """This user's writer name in the repository at `root`."""
+    try:
+        done = subprocess.run(
+            ["git", "config", "user.email"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_SECONDS,
+            check=False,
+        )
+        email = done.stdout if done.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        email = ""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):
+        user = str(os.getuid())
+    return writer_name(email, user=user, host=platform.node())
+
+
+def read_usage(layout: Layout) -> UsageRead:
+    """Every writer's outcomes, in file-name then line order, and what was skipped."""
+    directory = usage_dir(layout)
+    if through_symlink(directory):
+        return UsageRead([], 0, (f"{USAGE_DIRNAME}: a symbolic link",))
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return UsageRead([], 0, ())  # no usage yet (or unreadable: nothing learned, nothing lost)
+    outcomes: list[Outcome] = []
+    skipped_lines = 0
+    skipped: list[str] = []
+    read = 0
+    for name in names:
+        if not _WRITER_FILE.fullmatch(name):
+            skipped.append(f"{name}: not a writer's file (<16 hex>.jsonl)")
+            continue
+        if read >= MAX_FILES:
+            skipped.append(f"{name}: more than {MAX_FILES} writers")
+            continue
+        read += 1
+        try:
+            data = read_tail_nofollow(directory / name, MAX_FILE_BYTES)
+        except OSError as exc:
+            skipped.append(f"{name}: {exc.strerror or exc}")
+            continue
+        parsed, bad = parse_counted(data.decode("utf-8", "replace").splitlines())
+        outcomes.extend(parsed)
+        skipped_lines += bad
+    return UsageRead(outcomes, skipped_lines, tuple(skipped))
+
+
+def read_outcomes(layout: Layout) -> list[Outcome]:
+    """Every writer's committed outcomes; whatever cannot be read is skipped (`read_usage`)."""
+    return read_usage(layout).outcomes
+
+
+def append_outcomes(
+    layout: Layout, outcomes: Sequence[Outcome], *, writer: str | None = None
+) -> None:
+    """Appends to this writer's file the outcomes whose (session, memory) no writer has yet:
+    re-running a session's pass adds nothing. OSError: not written (the caller logs it)."""
+    if not outcomes:
+        return
+    known = {(o.session, o.memory_id) for o in read_outcomes(layout)}
+    lines: list[str] = []
+    for outcome in outcomes:
+        key = (outcome.session, outcome.memory_id)
+        if key not in known:
+            known.add(key)
+            lines.append(outcome_line(outcome))
+    if not lines:
+        return
+    directory = usage_dir(layout)
+    if through_symlink(directory):
+        raise OSError(f"{directory} leads through a symbolic link")
+    directory.mkdir(exist_ok=True)
+    name = writer if writer is not None else current_writer(layout.root)
+    if not _WRITER_FILE.fullmatch(f"{name}.jsonl"):
+        raise OSError(f"not a writer name: {name!r}")
+    fd = open_append_nofollow(directory / f"{name}.jsonl")
+    try:
+        os.write(fd, "".join(lines).encode("utf-8"))  # one write: O_APPEND keeps it whole
+    finally:
+        os.close(fd)
