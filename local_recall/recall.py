@@ -384,7 +384,7 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
     settings' clock, environment and PATH, and three services of the facade the pass may not
     import (it sits below): the commit checked out, the rejected hashes and similar memories."""
     # Imported here: the hooks open a Recall on their cold path and never run a pass.
-    from local_recall.capture.pipeline import PassInputs
+    from local_recall.capture import learned, pipeline
 
     def similar(text: str, count: int) -> builtins.list[tuple[str, str]]:
         # Asked before every chunk of a pass, while the pass itself grows the store: a sync
@@ -398,7 +398,7 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
         return nearest_memories(recall.searcher.index, recall.searcher.embedder, text)
 
     settings, config = recall.settings, recall.config
-    return PassInputs(
+    return pipeline.PassInputs(
         root=recall.root,
         state_dir=recall.layout.state_dir,
         claude_config_dir=claude_config_dir(environ) if environ else settings.claude_config_dir,
@@ -416,4 +416,5 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
         summaries=recall.summaries if config.summaries.enabled else None,
         similar=similar,
         neighbours=neighbours,
+        signals=learned.session_signals(recall.layout, recall.memories, config.learning),
     )

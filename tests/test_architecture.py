@@ -164,6 +164,9 @@ PURE = frozenset(
         "web.guard",
         "org.plan",
         "learning.outcomes",
+        "learning.shown",
+        "learning.signals",
+        "capture.extraction.verdicts",
     }
 )
 PURE_ALLOWED = frozenset({"errors", "memory.model", *PURE})

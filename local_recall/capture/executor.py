@@ -11,15 +11,24 @@ a stop request end the pass (`PassStopped`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from typing import cast
 
-from local_recall.capture.extraction.prompt import MAX_EXISTING, ExistingMemory, Extractor
+from local_recall.capture.extraction.prompt import (
+    MAX_EXISTING,
+    ExistingMemory,
+    ExtractionResult,
+    Extractor,
+    ReadsShown,
+)
 from local_recall.capture.extraction.summary_prompt import Summariser
+from local_recall.capture.learned import SessionSignals
 from local_recall.capture.ledger import Ledger
 from local_recall.capture.pipeline_plan import (
+    ChunkPlan,
     PlannedChunk,
     WorkItem,
     is_quiet,
@@ -40,6 +49,8 @@ from local_recall.errors import (
     RecallError,
     TranscriptUnreadable,
 )
+from local_recall.learning.shown import FirstShown
+from local_recall.learning.signals import Verdicts
 from local_recall.repo.config import ExtractionConfig
 
 log = logging.getLogger(__name__)
@@ -99,8 +110,10 @@ class Executor:
         tally: Tally,
         should_stop: Callable[[], bool],
         similar: SimilarMemories | None = None,
+        signals: SessionSignals | None = None,
     ) -> None:
         self.root = root
+        self.signals = signals
         self.config = config
         self.source = source
         self.ledger = ledger
@@ -138,11 +151,29 @@ class Executor:
             self.ledger.record(replace(entry, pending_turns=plan.new_turns), seen=transcript)
             return
         self.tally.transcripts_processed += 1
+        shown = self.signals.shown(transcript) if self.signals else {}
+        verdicts: list[Verdicts] = []
+        try:
+            self._work(plan, item, entry, transcript, parsed.turns, shown, verdicts)
+        finally:  # what the session did with its memories, from what was read (never fatal)
+            if self.signals is not None and shown:
+                self.tally.outcomes_recorded += self.signals.record(
+                    transcript, shown, parsed.turns, verdicts
+                )
+
+    def _work(
+        self,
+        plan: ChunkPlan,
+        item: WorkItem,
+        entry: TranscriptState,
+        transcript: TranscriptFile,
+        turns: Sequence[Turn],
+        shown: Mapping[str, FirstShown],
+        verdicts: list[Verdicts],
+    ) -> None:
         source = self.source.memory_source(transcript)
         if plan.action == "advance":
-            thinking = self.writer.write_thinking(
-                parsed.turns, item.offset, plan.end_offset, source
-            )
+            thinking = self.writer.write_thinking(turns, item.offset, plan.end_offset, source)
             done = self._advanced(entry, plan.end_offset, plan.read_from, thinking_ids=thinking)
             self.ledger.record(done, seen=transcript)
             return
@@ -152,10 +183,10 @@ class Executor:
                 raise PassStopped("stop_requested")
             if not self.ledger.allows_call():
                 raise PassStopped("budget")
-            memory_ids = self._extract(planned, transcript, entry, parsed.turns)
+            memory_ids = self._extract(planned, transcript, entry, turns, shown, verdicts)
             if memory_ids is None:
                 return  # failed: the state stays where it was for this chunk
-            thinking = self.writer.write_thinking(parsed.turns, offset, planned.end_offset, source)
+            thinking = self.writer.write_thinking(turns, offset, planned.end_offset, source)
             entry = self._advanced(
                 entry,
                 planned.end_offset,
@@ -178,19 +209,20 @@ class Executor:
         transcript: TranscriptFile,
         entry: TranscriptState,
         turns: Sequence[Turn],
+        shown: Mapping[str, FirstShown] | None = None,
+        verdicts: list[Verdicts] | None = None,
     ) -> list[str] | None:
-        """Send one chunk and write its memories. None when the call failed (recorded)."""
+        """Send one chunk and write its memories. None when the call failed (recorded).
+        `shown`: what the session was shown, judged in the same call by an extractor that
+        can (`ReadsShown`), its verdicts added to `verdicts`."""
         # The chunk's text was cleaned when its turns were read: nothing to redact again.
         extractor = self.models.extractor()
         self.tally.chunks_sent += 1
         try:
             existing = self._similar(planned.chunk.text)
-            name = self.root.name
-            result = (  # without similar memories, an extractor written before them works
-                extractor.extract(planned.chunk.text, repo_name=name, existing=existing)
-                if existing
-                else extractor.extract(planned.chunk.text, repo_name=name)
-            )
+            result = self._call(extractor, planned.chunk.text, existing, shown or {})
+            if verdicts is not None:
+                verdicts.append(result.verdicts)
         except RateLimited as exc:
             pause = timedelta(seconds=exc.retry_after_seconds or 0) or RATE_LIMIT_PAUSE
             self.ledger.pause(self.now + pause)
@@ -217,6 +249,22 @@ class Executor:
             if memory_id is not None:
                 ids.append(memory_id)
         return ids
+
+    def _call(
+        self,
+        extractor: Extractor,
+        text: str,
+        existing: Sequence[ExistingMemory],
+        shown: Mapping[str, FirstShown],
+    ) -> ExtractionResult:
+        name = self.root.name
+        to_judge = self.signals.to_judge(shown) if self.signals else []
+        if to_judge and getattr(extractor, "reads_shown", False):
+            judge = cast(ReadsShown, extractor)
+            return judge.extract(text, repo_name=name, existing=existing, shown_memories=to_judge)
+        if existing:  # without similar memories, an extractor written before them works
+            return extractor.extract(text, repo_name=name, existing=existing)
+        return extractor.extract(text, repo_name=name)
 
     def _similar(self, text: str) -> list[ExistingMemory]:
         """The existing memories most like the chunk's new turns (never fatal: none)."""

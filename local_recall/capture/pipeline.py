@@ -40,6 +40,7 @@ from local_recall.capture.executor import Executor, Models, PassStopped, Similar
 from local_recall.capture.extraction.backends import build_extractor
 from local_recall.capture.extraction.prompt import Extractor
 from local_recall.capture.extraction.summary_prompt import Summariser
+from local_recall.capture.learned import SessionSignals
 from local_recall.capture.ledger import Ledger
 from local_recall.capture.pipeline_plan import plan_pass
 from local_recall.capture.pipeline_state import load_state, save_state
@@ -96,6 +97,8 @@ class PassInputs:
     similar: SimilarMemories | None = None
     # (id, cosine) of the memories nearest a text in meaning: the paraphrase check (writer.py)
     neighbours: Neighbours | None = None
+    # [learning] signals: what each session did with the memories it was shown (learned.py)
+    signals: SessionSignals | None = None
 
 
 def run_pass(
@@ -241,6 +244,7 @@ def _executor(
         tally=tally,
         should_stop=should_stop or _never,
         similar=inputs.similar,
+        signals=inputs.signals,
     )
 
 

@@ -31,6 +31,8 @@ class PassReport:
     thinking_created: int = 0
     summaries_written: int = 0  # session summaries created or updated (session-summaries/)
     summary_calls: int = 0  # of `api_calls`: summary requests that returned an answer
+    # what sessions did with the memories shown them, newly noted (local-recall/usage/)
+    outcomes_recorded: int = 0
     created_ids: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # worth telling, not failures (e.g. a corrupt state file reset)
@@ -76,6 +78,7 @@ class Tally:
     thinking_created: int = 0
     summaries_written: int = 0
     summary_calls: int = 0
+    outcomes_recorded: int = 0
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stopped: str | None = None

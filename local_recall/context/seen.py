@@ -9,26 +9,13 @@ the prompt's id, never the prompt's text. A line that does not parse is skipped:
 in state/, which a hostile checkout may have planted.
 """
 
-import json
-from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from collections.abc import Sequence
 
 from local_recall.context.prompt import Seen, Selection
+from local_recall.learning.shown import MAX_ID_CHARS, ShownLine, parse_lines
 
-MAX_IDS_PER_LINE = 50
-MAX_ID_CHARS = 64
-
-
-class ShownLine(NamedTuple):
-    """One prompt's answer: when, which prompt (its id, "" if unknown), what in which tier."""
-
-    at: str  # ISO 8601 UTC
-    prompt_id: str
-    full: tuple[str, ...]
-    pointers: tuple[str, ...]
-
-    def to_line(self) -> str:
-        return json.dumps(self._asdict(), separators=(",", ":")) + "\n"
+# The record's lines are parsed in learning/shown.py: the daemon's pass reads them too.
+__all__ = ["ShownLine", "parse_lines", "seen_of", "shown_line"]
 
 
 def shown_line(selection: Selection, *, at: str, prompt_id: str) -> ShownLine:
@@ -38,34 +25,6 @@ def shown_line(selection: Selection, *, at: str, prompt_id: str) -> ShownLine:
         tuple(note.id for note in selection.shown),
         tuple(note.id for note in selection.pointers),
     )
-
-
-def _ids(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(item for item in value[:MAX_IDS_PER_LINE] if isinstance(item, str) and item)
-
-
-def parse_lines(lines: Iterable[str]) -> list[ShownLine]:
-    """The lines that parse; anything else is skipped, never fatal."""
-    parsed = []
-    for line in lines:
-        try:
-            data = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(data, dict):
-            continue
-        at, prompt = data.get("at"), data.get("prompt_id")
-        parsed.append(
-            ShownLine(
-                at if isinstance(at, str) else "",
-                prompt if isinstance(prompt, str) else "",
-                _ids(data.get("full")),
-                _ids(data.get("pointers")),
-            )
-        )
-    return parsed
 
 
 def seen_of(shown: Sequence[ShownLine]) -> Seen:

@@ -9,36 +9,18 @@ starts its record.
 """
 
 import contextlib
-import hashlib
 import os
 import time
 from pathlib import Path
 
-from local_recall.context.seen import ShownLine, parse_lines
-from local_recall.repo.files import open_append_nofollow, read_tail_nofollow, through_symlink
+from local_recall.context.seen import ShownLine
+from local_recall.learning.shown import SESSIONS_DIR, record_path
+from local_recall.learning.usage_log import MAX_READ_BYTES, read_shown
+from local_recall.repo.files import open_append_nofollow, through_symlink
 
-SESSIONS_DIR = "sessions"
-# A session's record is read on every prompt: its tail only, past this (a long session's
-# earliest prompts then count as unseen, which costs a repeat, never a miss).
-MAX_READ_BYTES = 128 * 1024
+# Named in learning/shown.py, read in learning/usage_log.py: the daemon's pass reads it too.
+__all__ = ["MAX_READ_BYTES", "SESSIONS_DIR", "append_shown", "prune", "read_shown", "record_path"]
 SESSION_TTL_DAYS = 7
-
-
-def record_path(state_dir: Path, session_id: str) -> Path:
-    name = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
-    return state_dir / SESSIONS_DIR / f"{name}.jsonl"
-
-
-def read_shown(state_dir: Path, session_id: str) -> list[ShownLine]:
-    """The session's record; [] when there is none or it cannot be read."""
-    if not session_id:
-        return []
-    path = record_path(state_dir, session_id)
-    try:
-        data = read_tail_nofollow(path, MAX_READ_BYTES)
-    except OSError:
-        return []
-    return parse_lines(data.decode("utf-8", "replace").splitlines())
 
 
 def append_shown(state_dir: Path, session_id: str, line: ShownLine) -> None:

@@ -13,16 +13,19 @@ Tier = Literal["full", "pointer"]
 # ignored: shown and nothing of the above; disputed: the session found it wrong (reason given).
 Use = Literal["followed", "relied", "ignored", "disputed"]
 
+# How much a use says: a later, stronger outcome of the same (session, memory) replaces a weaker
+# one (the pass sees a long session chunk by chunk: "ignored" first, "relied" later).
+USE_RANK: dict[str, int] = {"ignored": 0, "followed": 1, "relied": 2, "disputed": 3}
 TIERS: frozenset[str] = frozenset(get_args(Tier))
 USES: frozenset[str] = frozenset(get_args(Use))
 MAX_REASON_CHARS = 200
 # The files are committed and may be hostile: a line longer than this is not even parsed.
 MAX_LINE_CHARS = 1024
 
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+UUID_PATTERN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _SESSION = re.compile(r"[0-9a-f]{32}")
 # A timestamp is compared and sorted, never parsed for meaning: its shape is enough.
-_AT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+AT_PATTERN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
 
 
 class Outcome(NamedTuple):
@@ -56,11 +59,11 @@ def _outcome(data: object) -> Outcome | None:
     tier, use, reason = data.get("tier"), data.get("use"), data.get("reason", "")
     valid = (
         isinstance(memory_id, str)
-        and _UUID.fullmatch(memory_id) is not None
+        and UUID_PATTERN.fullmatch(memory_id) is not None
         and isinstance(session, str)
         and _SESSION.fullmatch(session) is not None
         and isinstance(at, str)
-        and _AT.fullmatch(at) is not None
+        and AT_PATTERN.fullmatch(at) is not None
         and tier in TIERS
         and use in USES
         and isinstance(reason, str)
@@ -98,9 +101,11 @@ def parse_counted(lines: Iterable[str]) -> tuple[list[Outcome], int]:
 
 
 def one_per_session(outcomes: Iterable[Outcome]) -> dict[tuple[str, str], Outcome]:
-    """One Outcome per (session, memory): the first kept for a key wins, so a re-run of a
-    session's pass (or a teammate's copy of the same line) never counts twice."""
+    """One Outcome per (session, memory): the strongest use (`USE_RANK`), the first of equals,
+    so a re-run of a session's pass (or a teammate's copy of a line) never counts twice."""
     kept: dict[tuple[str, str], Outcome] = {}
     for outcome in outcomes:
-        kept.setdefault((outcome.session, outcome.memory_id), outcome)
+        key = (outcome.session, outcome.memory_id)
+        if key not in kept or USE_RANK[outcome.use] > USE_RANK[kept[key].use]:
+            kept[key] = outcome
     return kept

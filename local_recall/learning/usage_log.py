@@ -23,7 +23,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from local_recall.learning.outcomes import Outcome, outcome_line, parse_counted
+from local_recall.learning.outcomes import (
+    USE_RANK,
+    Outcome,
+    one_per_session,
+    outcome_line,
+    parse_counted,
+)
+from local_recall.learning.shown import ShownLine, parse_lines, record_path
 from local_recall.repo.files import open_append_nofollow, read_tail_nofollow, through_symlink
 from local_recall.repo.layout import Layout
 
@@ -33,6 +40,9 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_FILES = 500  # writers: a team far larger than this would need a different design
 _WRITER_FILE = re.compile(r"[0-9a-f]{16}\.jsonl")
 _GIT_TIMEOUT_SECONDS = 5
+# A session's record is read on every prompt: its tail only, past this (a long session's
+# earliest prompts then count as unseen, which costs a repeat, never a miss).
+MAX_READ_BYTES = 128 * 1024
 
 
 class UsageRead(NamedTuple):
@@ -105,26 +115,28 @@ def read_usage(layout: Layout) -> UsageRead:
 
 
 def read_outcomes(layout: Layout) -> list[Outcome]:
-    """Every writer's committed outcomes; whatever cannot be read is skipped (`read_usage`)."""
-    return read_usage(layout).outcomes
+    """Every writer's committed outcomes, one per (session, memory) (`one_per_session`: the
+    strongest); whatever cannot be read is skipped (`read_usage`)."""
+    return list(one_per_session(read_usage(layout).outcomes).values())
 
 
 def append_outcomes(
     layout: Layout, outcomes: Sequence[Outcome], *, writer: str | None = None
-) -> None:
-    """Appends to this writer's file the outcomes whose (session, memory) no writer has yet:
-    re-running a session's pass adds nothing. OSError: not written (the caller logs it)."""
+) -> int:
+    """Appends to this writer's file the outcomes no writer has yet for their (session,
+    memory), or only with a weaker use (`USE_RANK`): re-running a session's pass adds nothing.
+    Returns how many were appended. OSError: not written (the caller logs it)."""
     if not outcomes:
-        return
-    known = {(o.session, o.memory_id) for o in read_outcomes(layout)}
+        return 0
+    known = {(o.session, o.memory_id): USE_RANK[o.use] for o in read_outcomes(layout)}
     lines: list[str] = []
     for outcome in outcomes:
         key = (outcome.session, outcome.memory_id)
-        if key not in known:
-            known.add(key)
+        if USE_RANK[outcome.use] > known.get(key, -1):
+            known[key] = USE_RANK[outcome.use]
             lines.append(outcome_line(outcome))
     if not lines:
-        return
+        return 0
     directory = usage_dir(layout)
     if through_symlink(directory):
         raise OSError(f"{directory} leads through a symbolic link")
@@ -137,3 +149,16 @@ def append_outcomes(
         os.write(fd, "".join(lines).encode("utf-8"))  # one write: O_APPEND keeps it whole
     finally:
         os.close(fd)
+    return len(lines)
+
+
+def read_shown(state_dir: Path, session_id: str) -> list[ShownLine]:
+    """A session's record of what it was shown (learning/shown.py); [] when there is none or
+    it cannot be read."""
+    if not session_id:
+        return []
+    try:
+        data = read_tail_nofollow(record_path(state_dir, session_id), MAX_READ_BYTES)
+    except OSError:
+        return []
+    return parse_lines(data.decode("utf-8", "replace").splitlines())

@@ -6,6 +6,8 @@ the default config.toml, docs/configuration.md's table and the hooks' settings. 
 standard library is imported: the hooks load this module.
 Validation is strict: an unknown key or a bad value is one `ConfigError` naming the key.
 An override is `LOCAL_RECALL_<SECTION>_<KEY>`, e.g. `LOCAL_RECALL_EMBEDDER_PROVIDER=ollama`.
+Longer than 400 lines: every key of every section is declared here, once (its doc included),
+so that the schema, the docs table and validation cannot drift apart.
 """
 
 from __future__ import annotations
@@ -217,6 +219,35 @@ class OrgConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class LearningConfig:
+    """What is learned from the sessions' outcomes (docs/hooks.md#what-is-learned)."""
+
+    calibrate: bool = _key(
+        True,
+        "The prompt hook's tier cut-offs move (at most 0.1) with how often this repository's "
+        "sessions follow pointers and rely on full text.",
+    )
+    track_record: bool = _key(
+        True,
+        "Among a prompt's hits, memories sessions followed or relied on go before ones they "
+        "ignored (order only, a factor within 0.8-1.2).",
+    )
+    half_life_days: float = _key(
+        90.0, "A session's outcome counts half after this many days.", minimum=1
+    )
+    signals: bool = _key(
+        True,
+        "The daemon's pass notes what each session did with the memories it was shown "
+        "(followed, relied on, ignored, found wrong) in local-recall/usage/.",
+    )
+    disputed: bool = _key(
+        True,
+        "A memory a session found wrong is shown as [disputed: why], as a pointer only, "
+        "until a person accepts, edits or rejects it.",
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Validated settings, one typed section per TOML table: `config.search.min_score`."""
 
@@ -231,6 +262,7 @@ class Config:
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
     review: ReviewConfig = field(default_factory=ReviewConfig)
     org: OrgConfig = field(default_factory=OrgConfig)
+    learning: LearningConfig = field(default_factory=LearningConfig)
     source: Path | None = None
     # committed values not applied: machine keys naming another machine, personal keys asking
     # for more capture or spending (repo/config_trust.py)

@@ -66,9 +66,16 @@ def test_a_reason_is_made_one_short_line() -> None:
     assert len(one_line("z" * 500)) == 200
 
 
-def test_the_first_outcome_of_a_session_and_memory_is_the_one_kept() -> None:
+def test_the_first_of_equal_outcomes_of_a_session_and_memory_is_kept() -> None:
     first = Outcome(A, S1, AT, "pointer", "followed")
     kept = one_per_session(
-        [first, Outcome(A, S1, AT, "full", "ignored"), Outcome(A, S2, AT, "full", "relied")]
+        [first, Outcome(A, S1, AT, "full", "followed"), Outcome(A, S2, AT, "full", "relied")]
     )
     assert kept == {(S1, A): first, (S2, A): Outcome(A, S2, AT, "full", "relied")}
+
+
+def test_a_stronger_use_of_the_same_session_and_memory_replaces_a_weaker() -> None:
+    ignored = Outcome(A, S1, AT, "pointer", "ignored")
+    relied = Outcome(A, S1, AT, "pointer", "relied")
+    kept = one_per_session([ignored, relied, Outcome(A, S1, AT, "pointer", "followed")])
+    assert kept == {(S1, A): relied}

@@ -87,6 +87,7 @@ def test_schema_is_derived_from_the_typed_sections() -> None:
         "lifecycle",
         "review",
         "org",
+        "learning",
     ]
     for section, keys in SCHEMA.items():
         for key, spec in keys.items():

@@ -4,17 +4,19 @@ backends."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 from local_recall.capture.extraction.prompt import (
     AttemptFailure,
+    ExistingMemory,
     ExtractionResult,
     ModelAnswer,
     backoff_delay,
     validate_candidates,
 )
 from local_recall.capture.extraction.summary_prompt import SummaryResult, validate_summary
+from local_recall.capture.extraction.verdicts import read_verdicts
 from local_recall.errors import (
     ApiUnreachable,
     ExtractionFailed,
@@ -47,14 +49,17 @@ def run_attempts(
     policy: RetryPolicy,
     *,
     shown: Collection[str] = (),
+    shown_memories: Sequence[ExistingMemory] = (),
 ) -> ExtractionResult:
     """Call `attempt` until it answers, sleeping `backoff_delay` between transient failures.
     Token usage is summed over every attempt that reported some. `shown`: the ids of the
-    existing memories the prompt listed (the only ones a `supersedes` may name)."""
+    existing memories the prompt listed (the only ones a `supersedes` may name);
+    `shown_memories`: the memories the session was shown, which the answer may judge."""
     answer = run_until_answer(attempt, policy)
     memories, dropped = validate_candidates(list(answer.structured["memories"]), shown)
+    verdicts = read_verdicts(answer.structured, shown_memories)
     return ExtractionResult(
-        memories, dropped, answer.input_tokens, answer.output_tokens, answer.cost_usd
+        memories, dropped, answer.input_tokens, answer.output_tokens, answer.cost_usd, verdicts
     )
 
 

@@ -52,6 +52,7 @@ from local_recall.capture.extraction.summary_prompt import (
     SummaryResult,
     build_summary_prompt,
 )
+from local_recall.capture.extraction.verdicts import shown_block, with_shown
 from local_recall.errors import ExtractorUnavailable
 
 Which = Callable[[str], str | None]
@@ -196,6 +197,8 @@ def usage_tokens(usage: object) -> tuple[int, int]:
 class ClaudeCliExtractor:
     """Runs `claude -p` once per attempt, in a fresh empty directory, prompt on stdin."""
 
+    reads_shown = True  # extract(shown_memories=...): extraction/verdicts.py
+
     def __init__(
         self,
         claude_path: str | None,
@@ -224,16 +227,23 @@ class ClaudeCliExtractor:
         context: str = "",
         repo_name: str = "",
         existing: Sequence[ExistingMemory] = (),
+        shown_memories: Sequence[ExistingMemory] = (),
     ) -> ExtractionResult:
+        """`shown_memories`: what the session was shown; the same call is asked which of them
+        it relied on and which it found wrong (extraction/verdicts.py)."""
         if not condensed.strip():
             return ExtractionResult((), (), 0, 0, None)  # nothing to read: no call, no cost
         claude = resolve_claude(self.claude_path, self._which, home=self.environ.get("HOME"))
-        command = build_command(claude, model=self.model, max_turns=self.max_turns)
-        prompt = build_prompt(condensed, context=context, repo_name=repo_name, existing=existing)
+        schema = with_shown(MEMORY_SCHEMA) if shown_memories else MEMORY_SCHEMA
+        command = build_command(claude, model=self.model, max_turns=self.max_turns, schema=schema)
+        prompt = shown_block(shown_memories) + build_prompt(
+            condensed, context=context, repo_name=repo_name, existing=existing
+        )
         return run_attempts(
             lambda: self._run_once(command, prompt),
             self.retry,
             shown=shown_ids(existing),
+            shown_memories=shown_memories,
         )
 
     def summarise(

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeGuard
 
 from local_recall.errors import InvalidInput
+from local_recall.learning.signals import Verdicts
 from local_recall.memory.model import parse_scope
 
 MAX_SUBJECT_CHARS = 200  # accepted; the prompt asks for 120
@@ -60,6 +61,8 @@ class ExtractionResult:
     input_tokens: int  # incl. cache reads/writes, summed over all attempts of this call
     output_tokens: int
     cost_usd: float | None  # as reported by the CLI (list price; None if absent)
+    # what the answer said of the memories the session was shown (extraction/verdicts.py)
+    verdicts: Verdicts = field(default_factory=Verdicts)
 
 
 class Extractor(Protocol):
@@ -72,6 +75,23 @@ class Extractor(Protocol):
         context: str = "",
         repo_name: str = "",
         existing: Sequence[ExistingMemory] = (),
+    ) -> ExtractionResult: ...
+
+
+class ReadsShown(Protocol):
+    """An extractor that can also say, in the same call, what a session did with the memories
+    it was shown (`claude -p`: extraction/verdicts.py). The pass asks it only then."""
+
+    reads_shown: bool
+
+    def extract(
+        self,
+        condensed: str,
+        *,
+        context: str = "",
+        repo_name: str = "",
+        existing: Sequence[ExistingMemory] = (),
+        shown_memories: Sequence[ExistingMemory] = (),
     ) -> ExtractionResult: ...
 
 
@@ -196,7 +216,7 @@ def build_prompt(
             "Memories already saved (id: subject). Do not repeat them, not even in other words "
             "or with a detail added (such a copy is dropped); a new memory that makes one "
             "wrong names it in supersedes.\n"
-            + _defuse("\n".join(shown), "existing-memories")
+            + defuse("\n".join(shown), "existing-memories")
             + "\n</existing-memories>\n"
         )
     if context.strip():
@@ -204,14 +224,14 @@ def build_prompt(
             "<context>\n"
             "Earlier turns of the session, already processed. Context only: do not extract "
             "memories from this part.\n\n"
-            f"{_defuse(context, 'context')}\n"
+            f"{defuse(context, 'context')}\n"
             "</context>\n"
         )
     parts.append(
         "<transcript>\n"
         "Condensed transcript. If it opens with turns marked as earlier / already processed, "
         "those are context only.\n\n"
-        f"{_defuse(condensed, 'transcript')}\n"
+        f"{defuse(condensed, 'transcript')}\n"
         "</transcript>\n"
     )
     parts.append(
@@ -244,7 +264,7 @@ def shown_ids(existing: Sequence[ExistingMemory]) -> frozenset[str]:
     return frozenset(line.partition(":")[0] for line in existing_lines(existing))
 
 
-def _defuse(text: str, tag: str) -> str:
+def defuse(text: str, tag: str) -> str:
     return text.replace(f"</{tag}>", f"</ {tag}>")
 
 

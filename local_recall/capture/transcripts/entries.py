@@ -100,7 +100,8 @@ def _shown(text: str, limit: int, hidden: frozenset[str] = frozenset()) -> str:
 
 def key_argument(tool_name: str, tool_input: object, hidden: frozenset[str] = frozenset()) -> str:
     """The argument shown for a tool call: Bash's command, a file tool's path, a search's
-    pattern, WebFetch's url; for MCP and unknown tools the first string argument. One line,
+    pattern, WebFetch's url; for MCP and unknown tools the first string argument, else the
+    first list of strings (get_memories' ids: learning/signals.py reads them). One line,
     cleaned (`<private>` spans removed, secrets redacted) before it is cut."""
     if not isinstance(tool_input, Mapping):
         return ""
@@ -110,6 +111,9 @@ def key_argument(tool_name: str, tool_input: object, hidden: frozenset[str] = fr
     for value in tool_input.values():
         if isinstance(value, str) and value.strip():
             return _shown(value, KEY_ARGUMENT_CHARS, hidden)
+    for value in tool_input.values():  # get_memories(ids=[...]): which memories it opened
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return _shown(" ".join(value[:20]), KEY_ARGUMENT_CHARS, hidden)
     return ""
 
 

@@ -1,0 +1,101 @@
+"""The pass's note of what each session did with the memories it was shown
+(docs/hooks.md#what-is-learned): read the session's record (state/sessions/), decide with
+learning/signals.py, append to the committed usage files (learning/usage_log.py).
+
+Never fatal: a record or usage file that cannot be read or written costs what is learned from
+that session (logged), never the memories the pass extracts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from local_recall.capture.extraction.prompt import ExistingMemory
+from local_recall.capture.transcripts.model import TranscriptFile, Turn
+from local_recall.capture.writer import MemorySink
+from local_recall.learning.shown import FirstShown, first_shown, session_key
+from local_recall.learning.signals import Verdicts, followed, session_outcomes
+from local_recall.learning.usage_log import append_outcomes, read_shown
+from local_recall.repo.config import LearningConfig
+from local_recall.repo.layout import Layout
+
+log = logging.getLogger(__name__)
+
+# id -> subject, for the ids that name a memory in the store
+Subjects = Callable[[Sequence[str]], Mapping[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSignals:
+    """`[learning] signals` on: where the pass reads records and writes outcomes."""
+
+    layout: Layout
+    subjects: Subjects
+    ask_model: bool = True  # [learning] disputed: the extraction call judges what was shown
+
+    def shown(self, transcript: TranscriptFile) -> Mapping[str, FirstShown]:
+        """What the session was shown, by memory; {} for a subagent (its prompts are its
+        parent's) or a session without a record."""
+        if transcript.is_subagent:
+            return {}
+        return first_shown(read_shown(self.layout.state_dir, transcript.session_id))
+
+    def to_judge(self, shown: Mapping[str, FirstShown]) -> list[ExistingMemory]:
+        """The shown memories that still exist, with their subjects, for the extraction call."""
+        if not shown or not self.ask_model:
+            return []
+        subjects = self.subjects(list(shown))
+        return [ExistingMemory(i, subjects[i]) for i in shown if i in subjects]
+
+    def record(
+        self,
+        transcript: TranscriptFile,
+        shown: Mapping[str, FirstShown],
+        turns: Iterable[Turn],
+        verdicts: Iterable[Verdicts],
+    ) -> int:
+        """Appends the session's outcomes; how many were new (0 on a failure, logged)."""
+        if not shown:
+            return 0
+        calls = [(c.name, c.key_argument) for turn in turns for c in turn.tool_calls]
+        merged = merge(verdicts)
+        outcomes = session_outcomes(
+            session_key(transcript.session_id), shown, followed(calls, shown), merged
+        )
+        try:
+            return append_outcomes(self.layout, outcomes)
+        except OSError as exc:
+            log.warning(
+                "what session %s did with its memories is not recorded: %s",
+                transcript.session_id,
+                exc,
+            )
+            return 0
+
+
+def session_signals(
+    layout: Layout, memories: MemorySink, learning: LearningConfig
+) -> SessionSignals | None:
+    """The pass's signals as `[learning]` sets them; None when off, or when the checkout is
+    read-only (its usage/ cannot be written: nothing is learned there)."""
+    if not learning.signals or layout.read_only:
+        return None
+
+    def subjects(ids: Sequence[str]) -> dict[str, str]:
+        wanted = set(ids)
+        return {m.id: m.subject for m in memories.scan().memories if m.id in wanted}
+
+    return SessionSignals(layout, subjects, ask_model=learning.disputed)
+
+
+def merge(verdicts: Iterable[Verdicts]) -> Verdicts:
+    """The verdicts of a transcript's chunks as one (a dispute wins over reliance)."""
+    relied: set[str] = set()
+    disputed: dict[str, str] = {}
+    for verdict in verdicts:
+        relied |= verdict.relied
+        for memory_id, reason in verdict.disputed.items():
+            disputed.setdefault(memory_id, reason)
+    return Verdicts(frozenset(relied - disputed.keys()), disputed)
