@@ -30,12 +30,14 @@ from local_recall.search.embedders.base import (
     ollama_base_model,
     ollama_has_model,
     plan_batches,
+    query_window,
     task_prefixes,
 )
 from local_recall.search.embedders.minilm import (
     MINILM_DIM,
     MINILM_MAX_TOKENS,
     MINILM_MODEL,
+    MINILM_QUERY_MAX_TOKENS,
     MINILM_SHA256,
     MINILM_TOKENIZER_DIR,
     MiniLMEmbedder,
@@ -48,6 +50,7 @@ __all__ = [
     "MINILM_DIM",
     "MINILM_MAX_TOKENS",
     "MINILM_MODEL",
+    "MINILM_QUERY_MAX_TOKENS",
     "MINILM_SHA256",
     "MINILM_TOKENIZER_DIR",
     "NO_PREFIXES",
@@ -72,6 +75,7 @@ __all__ = [
     "ollama_has_model",
     "ollama_models",
     "plan_batches",
+    "query_window",
     "resolve_ollama_host",
     "task_prefixes",
 ]

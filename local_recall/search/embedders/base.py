@@ -87,6 +87,19 @@ def plan_batches(lengths: Sequence[int], batch_size: int) -> tuple[tuple[int, ..
     )
 
 
+def query_window(ids: Sequence[int], limit: int) -> tuple[int, ...]:
+    """The token ids a query is embedded from: all of them when they fit in `limit`, else the
+    head and the tail (about half each), so the first id ([CLS]) and the last ([SEP]) stay.
+    A prompt's question often comes after its preamble, so a plain cut would
+    drop it; a query's cost grows with its length while a document's is paid once."""
+    if limit < 2:
+        raise ValueError(f"limit must be at least 2, got {limit}")
+    if len(ids) <= limit:
+        return tuple(ids)
+    head = max(1, (limit - 1) // 2)
+    return (*ids[:head], *ids[len(ids) - (limit - head) :])
+
+
 def embedder_fingerprint(embedder: Embedder) -> str:
     """'minilm:all-MiniLM-L6-v2-int8:384'. The index rebuilds when this changes.
 

