@@ -55,6 +55,12 @@ class Note(NamedTuple):
     unreviewed: bool = False  # no person has reviewed it yet (docs/team.md#review)
     superseded_by: str = ""  # the id of a newer memory that replaced it, else empty
     repo: str = ""  # an org hit's repository (its memory is not in this store), else empty
+    # why a session found it wrong, while no person has looked (docs/hooks.md#what-is-learned):
+    # a pointer at most. Set by the hook from the usage files, never sent over the socket.
+    disputed: str = ""
+    # its track record's order factor (learning/track.py), set by the hook from what sessions
+    # did with it; never sent over the socket (each process reads the record itself)
+    track: float = 1.0
 
     @property
     def date(self) -> str:
@@ -77,10 +83,12 @@ class Note(NamedTuple):
 
     @property
     def flags(self) -> str:
-        """` [unreviewed] [stale: …] [branch: …]` for the lines the model reads."""
+        """` [unreviewed] [disputed: …] [stale: …] [branch: …]` for the lines the model
+        reads."""
         return (" [unreviewed]" if self.unreviewed else "") + "".join(
             f" [{name}: {one_line(value)}]"
             for name, value in (
+                ("disputed", self.disputed),
                 ("stale", self.stale),
                 ("branch", self.branch),
                 ("superseded by", self.superseded_by),
@@ -90,8 +98,9 @@ class Note(NamedTuple):
 
     @property
     def order(self) -> float:
-        """Score × this orders hits: stale and unmerged ones go below fresh ones."""
-        return rank_factor(
+        """Score × this orders hits: stale and unmerged ones go below fresh ones, and ones
+        sessions ignored below ones they used (`track`)."""
+        return self.track * rank_factor(
             LifeFacts(
                 stale=self.stale or None,
                 elsewhere_branch=self.branch or None,

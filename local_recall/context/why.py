@@ -8,10 +8,14 @@ when no daemon answers; both print the same JSON through `search.explain.explana
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from local_recall.context.prompt import POINTER_RANKS, Tiers, prompt_query, select
 from local_recall.context.service import ContextService, hit_note
+from local_recall.learning.calibration import calibrate
+from local_recall.learning.learned import Learned, LearnSettings, read_learned
+from local_recall.learning.track import tracks
+from local_recall.learning.usage_log import read_outcomes
 from local_recall.search.explain import Explanation
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import SearchQuery
@@ -50,6 +54,10 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
         hooks.prompt_pointer_min_score,
         hooks.prompt_full_tokens,
     )
+    learning, records = _learned(recall, [hit.id for hit in result.hits])
+    learned = learning.learned
+    tiers = tiers._replace(min_score=learned.min_score, pointer_min_score=learned.pointer_min_score)
+    kept = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in kept]
     chosen = select(kept, tiers)
     return Explanation(
         prompt,
@@ -59,7 +67,7 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
         result.decision,
         recall.searcher.relevance.background(),
         memories,
-        hooks.prompt_min_score,
+        tiers.min_score,
         tuple(note.id for note in chosen.shown),
         result.degraded_reason,
         pointers=tuple(note.id for note in chosen.pointers),
@@ -68,4 +76,52 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
         pointer_ranks=POINTER_RANKS,
         held_back=tuple(n.id for n in notes if n.unreviewed and not every),
         full_tokens=tiers.full_tokens if tiers.pointers > 0 else 0,
+        learning=learning.summary,
+        tracks=records,
     )
+
+
+class _Learning(NamedTuple):
+    learned: Learned  # what the hook decides with
+    summary: dict[str, object] | None  # for the explanation (None: nothing is learned)
+
+
+def _learned(recall: Recall, ids: list[str]) -> tuple[_Learning, dict[str, dict[str, object]]]:
+    """The hook's learned cut-offs and order factors (learning/learned.py, the same cache), and
+    for people: the calibration's evidence and each candidate's track record."""
+    config, hooks = recall.config.learning, recall.config.hooks
+    settings = LearnSettings(
+        config.calibrate,
+        config.track_record,
+        config.half_life_days,
+        hooks.prompt_min_score,
+        hooks.prompt_pointer_min_score,
+    )
+    now = recall.settings.clock()
+    learned = read_learned(recall.layout, settings, now)
+    if not config.calibrate and not config.track_record:
+        return _Learning(learned, None), {}
+    outcomes = read_outcomes(recall.layout)
+    calibration = calibrate(
+        outcomes,
+        min_score=hooks.prompt_min_score,
+        pointer_min_score=hooks.prompt_pointer_min_score,
+        now=now,
+        half_life_days=config.half_life_days,
+    )
+    summary: dict[str, object] = {
+        "calibrate": config.calibrate,
+        "track_record": config.track_record,
+        "half_life_days": config.half_life_days,
+        "outcomes": len(outcomes),
+        "configured_min_score": hooks.prompt_min_score,
+        "configured_pointer_min_score": hooks.prompt_pointer_min_score,
+        "calibration": calibration.to_json() if config.calibrate else None,
+    }
+    records = tracks(outcomes, now, config.half_life_days) if config.track_record else {}
+    shown = {
+        memory_id: {**records[memory_id].to_json(), "factor": learned.factors.get(memory_id, 1.0)}
+        for memory_id in ids
+        if memory_id in records
+    }
+    return _Learning(learned, summary), shown

@@ -14,15 +14,17 @@ agent's adapter catches everything, logs it and exits 0 (fail open).
 
 import time
 from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from local_recall.context.notes import Note, notes_from_json
-from local_recall.context.prompt import PromptAsk, prompt_query, render_selection, select
+from local_recall.context.prompt import PromptAsk, Tiers, prompt_query, render_selection, select
 from local_recall.context.seen import seen_of, shown_line
 from local_recall.daemon.query_client import ask, daemon_sockets
 from local_recall.hooks.seen_log import append_shown, read_shown
 from local_recall.hooks.settings import HookSettings
+from local_recall.learning.learned import Learned, read_learned, static
 from local_recall.repo.layout import Layout, resolve_layout
 from local_recall.search.limits import MAX_LIMIT
 
@@ -85,8 +87,10 @@ def answer_prompt(
     if has_nothing_to_look_up(query):  # "thanks", "continue": no socket request, no search
         return ""
     settings = run.settings
+    learned = _learned(run)
+    tiers = learned_tiers(settings, learned)
     # what either tier may show: fill_budget sorts them
-    wanted = PromptAsk(query, min(settings.search_limit, MAX_LIMIT), settings.tiers.floor)
+    wanted = PromptAsk(query, min(settings.search_limit, MAX_LIMIT), tiers.floor)
     reply = ask(run.sockets, wanted.to_request(), run.ask_timeout, root=run.root)
     if reply is None:
         log(run.layout, run.agent, "INFO", "no daemon answered; searching in-process")
@@ -102,19 +106,62 @@ def answer_prompt(
         notes = notes_from_json(reply.get("hits"))
     if not run.settings.inject_unreviewed:  # [review] inject_unreviewed
         notes = [note for note in notes if not note.unreviewed]
-    return _shown_to_session(run, notes, session_id, prompt_id, claim)
+    if learned.factors:  # [learning] track_record: the order among these hits
+        notes = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in notes]
+    if settings.learn_disputed and any(note.unreviewed for note in notes):
+        notes = with_disputes(run, notes)
+    return _shown_to_session(run, notes, tiers, session_id, prompt_id, claim)
+
+
+def with_disputes(run: HookRun, notes: list[Note]) -> list[Note]:
+    """[learning] disputed: a memory a session found wrong, that no person has accepted,
+    edited or rejected since (it is still unreviewed: the pass marked it so), carries why: a
+    pointer at most (context/prompt.py). Only when a hit is unreviewed are the usage files
+    read, and of them only the lines that say "disputed"."""
+    from local_recall.learning.usage_log import read_disputes  # loads subprocess: not always
+
+    try:
+        disputes = read_disputes(run.layout)
+    except Exception as exc:  # fail open: the hits as they are
+        log(run.layout, run.agent, "WARNING", f"disputes not read: {exc!r}")
+        return notes
+    return [
+        note._replace(disputed=disputes[note.id])
+        if note.unreviewed and note.id in disputes
+        else note
+        for note in notes
+    ]
+
+
+def learned_tiers(settings: HookSettings, learned: Learned) -> Tiers:
+    """The [hooks] tiers with the cut-offs calibrated from this repository's sessions."""
+    return settings.tiers._replace(
+        min_score=learned.min_score, pointer_min_score=learned.pointer_min_score
+    )
+
+
+def _learned(run: HookRun) -> Learned:
+    """What the sessions' outcomes teach ([learning]); the static settings should reading them
+    fail (logged: a prompt is never lost to it)."""
+    learning = run.settings.learning
+    try:
+        return read_learned(run.layout, learning, datetime.now(UTC))
+    except Exception as exc:  # fail open: today's cut-offs, no track record
+        log(run.layout, run.agent, "WARNING", f"learned settings not read: {exc!r}")
+        return static(learning)
 
 
 def _shown_to_session(
     run: HookRun,
     notes: list[Note],
+    tiers: Tiers,
     session_id: str,
     prompt_id: str,
     claim: Callable[[], bool] | None,
 ) -> str:
     """The tiers for `notes` given what the session saw, rendered; the answer recorded."""
     settings, state_dir = run.settings, run.layout.state_dir
-    selection = select(notes, settings.tiers, seen_of(read_shown(state_dir, session_id)))
+    selection = select(notes, tiers, seen_of(read_shown(state_dir, session_id)))
     text = render_selection(selection, budget_tokens=settings.prompt_tokens)
     if text and claim is not None and not claim():
         return ""

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from local_recall.context.prompt import Tiers
+from local_recall.learning.learned import LearnSettings
 from local_recall.repo.config_trust import user_config_path
 from local_recall.repo.files import read_bytes_nofollow
 from local_recall.repo.layout import Layout
@@ -32,7 +33,22 @@ class HookSettings(NamedTuple):
     prompt_pointers: int = 3  # [hooks] prompt_pointers
     prompt_pointer_min_score: float = 0.3  # [hooks] prompt_pointer_min_score
     prompt_full_tokens: int = 400  # [hooks] prompt_full_tokens
+    learn_calibrate: bool = False  # [learning] calibrate
+    learn_track_record: bool = False  # [learning] track_record
+    learn_half_life_days: float = 90.0  # [learning] half_life_days
+    learn_disputed: bool = True  # [learning] disputed
     config_error: str | None = None
+
+    @property
+    def learning(self) -> LearnSettings:
+        """What learning/learned.py needs: [learning] and the configured cut-offs."""
+        return LearnSettings(
+            self.learn_calibrate,
+            self.learn_track_record,
+            self.learn_half_life_days,
+            self.prompt_min_score,
+            self.prompt_pointer_min_score,
+        )
 
     @property
     def tiers(self) -> Tiers:
@@ -105,5 +121,9 @@ def load_hook_settings(layout: Layout, environ: Mapping[str, str]) -> HookSettin
         prompt_pointers=hooks.prompt_pointers,
         prompt_pointer_min_score=hooks.prompt_pointer_min_score,
         prompt_full_tokens=hooks.prompt_full_tokens,
+        learn_calibrate=config.learning.calibrate,
+        learn_track_record=config.learning.track_record,
+        learn_half_life_days=config.learning.half_life_days,
+        learn_disputed=config.learning.disputed,
         config_error=error,
     )

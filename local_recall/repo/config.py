@@ -222,13 +222,15 @@ class OrgConfig:
 class LearningConfig:
     """What is learned from the sessions' outcomes (docs/hooks.md#what-is-learned)."""
 
+    # Off by default: neither helped held-out prompts in benchmarks/learning_sim.py
+    # (benchmarks/README.md#learning-from-sessions).
     calibrate: bool = _key(
-        True,
+        False,
         "The prompt hook's tier cut-offs move (at most 0.1) with how often this repository's "
         "sessions follow pointers and rely on full text.",
     )
     track_record: bool = _key(
-        True,
+        False,
         "Among a prompt's hits, memories sessions followed or relied on go before ones they "
         "ignored (order only, a factor within 0.8-1.2).",
     )

@@ -42,6 +42,10 @@ class Explanation:
     pointer_ranks: int = 3  # only the best this many may point (context/prompt.py)
     held_back: tuple[str, ...] = ()  # unreviewed, with [review] inject_unreviewed = false
     full_tokens: int = 0  # hooks.prompt_full_tokens (0: no limit, pointers off)
+    # [learning] (docs/hooks.md#what-is-learned): the configured cut-offs, the calibrated ones
+    # and their evidence; None when the repository learns nothing
+    learning: Mapping[str, Any] | None = None
+    tracks: Mapping[str, Mapping[str, Any]] | None = None  # memory id -> its track record
 
     def best_reached_by(self) -> int | None:
         """How many background probes reach the best hit's relevance (None: no background)."""
@@ -94,6 +98,7 @@ class Explanation:
             "injected": list(self.injected),
             "pointers": list(self.pointers),
             "degraded": self.degraded,
+            "learning": None if self.learning is None else dict(self.learning),
             "candidates": [
                 {
                     "id": hit.id,
@@ -106,6 +111,7 @@ class Explanation:
                     "tier": self.tier(hit.id),
                     "tier_reason": self.tier_reason(rank, hit),
                     "signals": None if hit.signals is None else hit.signals.to_json(),
+                    "track": (self.tracks or {}).get(hit.id),
                 }
                 for rank, hit in enumerate(self.hits)
             ],
@@ -135,6 +141,9 @@ def explanation_text(data: Mapping[str, Any]) -> str:
         f">= {data.get('pointer_threshold', 1):.2f} among the best {data.get('pointer_ranks')} "
         f"(at most {data.get('max_pointers')})"
     )
+    learning = data.get("learning")
+    if isinstance(learning, Mapping):
+        lines.append(_learning_line(learning))
     lines.append(f"result: {' and '.join(shown) if shown else 'nothing shown'}")
     if data.get("degraded"):
         lines.append(f"degraded: {data['degraded']}")
@@ -155,6 +164,41 @@ def explanation_text(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _learning_line(learning: Mapping[str, Any]) -> str:
+    """The cut-offs this repository's sessions taught, from what (docs/hooks.md)."""
+    got = learning.get("calibration")
+    if not isinstance(got, Mapping):
+        cut = "cut-offs as configured ([learning] calibrate = false)"
+    else:
+        cut = (
+            f"cut-offs full {_num(learning.get('configured_min_score'))} -> "
+            f"{_num(got.get('min_score'))}, pointer "
+            f"{_num(learning.get('configured_pointer_min_score'))} -> "
+            f"{_num(got.get('pointer_min_score'))} (pointers: {got.get('pointer_sessions')} "
+            f"shown, {_num(got.get('follow_rate'))} followed; full text: "
+            f"{got.get('full_sessions')} judged, {_num(got.get('relied_rate'))} relied on)"
+        )
+    order = "on" if learning.get("track_record") else "off"
+    return (
+        f"learned from {learning.get('outcomes', 0)} session outcomes: {cut}; track record {order}"
+    )
+
+
+def _num(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, int | float) else "-"
+
+
+def _track_text(track: object) -> str:
+    if not isinstance(track, Mapping):
+        return ""
+    counts = " ".join(
+        f"{name} {track.get(name)}"
+        for name in ("relied", "followed", "ignored", "disputed")
+        if track.get(name)
+    )
+    return f" · track: {counts or 'none'} (order x{_num(track.get('factor'))})"
+
+
 def _full_room(data: Mapping[str, Any]) -> str:
     room = data.get("full_tokens")
     return f"up to ~{room} tokens of it" if room else "as many as fit"
@@ -173,7 +217,7 @@ def _candidate_line(rank: int, candidate: Mapping[str, Any]) -> str:
         f"relevance {candidate.get('relevance', 0):.2f} · meaning {meaning} · words "
         f"{s.get('coverage') or 0:.0%} ({s.get('head_coverage') or 0:.0%}) · "
         f"{_one_line(str(candidate.get('id', '')))[:8]} {where}{subject} — "
-        f"{candidate.get('tier_reason', '')}"
+        f"{candidate.get('tier_reason', '')}{_track_text(candidate.get('track'))}"
     )
 
 
