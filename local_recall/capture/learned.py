@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from local_recall.capture.extraction.prompt import ExistingMemory
 from local_recall.capture.transcripts.model import TranscriptFile, Turn
 from local_recall.capture.writer import MemorySink
+from local_recall.errors import RecallError
 from local_recall.learning.shown import FirstShown, first_shown, session_key
 from local_recall.learning.signals import Verdicts, followed, session_outcomes
 from local_recall.learning.usage_log import append_outcomes, read_shown
@@ -34,6 +35,9 @@ class SessionSignals:
     layout: Layout
     subjects: Subjects
     ask_model: bool = True  # [learning] disputed: the extraction call judges what was shown
+    # marks a memory a session newly found wrong for a person to look at (`review: unreviewed`:
+    # until one accepts, edits or rejects it, the hook shows it as [disputed: why], pointer only)
+    hold_disputed: Callable[[str], None] | None = None
 
     def shown(self, transcript: TranscriptFile) -> Mapping[str, FirstShown]:
         """What the session was shown, by memory; {} for a subagent (its prompts are its
@@ -65,7 +69,7 @@ class SessionSignals:
             session_key(transcript.session_id), shown, followed(calls, shown), merged
         )
         try:
-            return append_outcomes(self.layout, outcomes)
+            new = append_outcomes(self.layout, outcomes)
         except OSError as exc:
             log.warning(
                 "what session %s did with its memories is not recorded: %s",
@@ -73,6 +77,10 @@ class SessionSignals:
                 exc,
             )
             return 0
+        for outcome in new:
+            if outcome.use == "disputed" and self.hold_disputed is not None:
+                self.hold_disputed(outcome.memory_id)
+        return len(new)
 
 
 def session_signals(
@@ -87,7 +95,14 @@ def session_signals(
         wanted = set(ids)
         return {m.id: m.subject for m in memories.scan().memories if m.id in wanted}
 
-    return SessionSignals(layout, subjects, ask_model=learning.disputed)
+    def hold(memory_id: str) -> None:
+        try:
+            memories.update(memory_id, lambda m: replace(m, unreviewed=True))
+        except RecallError as exc:  # gone since, or unwritable: the outcome is kept anyway
+            log.warning("disputed memory %s not marked for review: %s", memory_id, exc)
+
+    held = hold if learning.disputed else None
+    return SessionSignals(layout, subjects, ask_model=learning.disputed, hold_disputed=held)
 
 
 def merge(verdicts: Iterable[Verdicts]) -> Verdicts:

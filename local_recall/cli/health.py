@@ -6,7 +6,7 @@ is started. No click here: `cli/setup.py` prints them with the other checks (doc
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,8 @@ from typing import Any
 from local_recall.daemon.session_env import differences
 from local_recall.doctor import FAIL, OK, WARN, Check
 from local_recall.errors import RecallError
+from local_recall.learning.usage_log import UsageRead
+from local_recall.logs import escape_controls
 
 
 def check_daemon(
@@ -95,6 +97,35 @@ def check_unreviewed(count: Callable[[], int]) -> Iterable[Check]:
         )
     else:
         yield Check("unreviewed", OK, "none")
+
+
+def check_learned(
+    read: Callable[[], UsageRead], unreviewed: Callable[[], Collection[str]]
+) -> Iterable[Check]:
+    """What local-recall/usage/ holds that a person must see (docs/hooks.md#what-is-learned):
+    entries and lines that were skipped (a hostile or broken file), and the memories a session
+    found wrong that no person has accepted, edited or rejected since."""
+    try:
+        usage, waiting = read(), frozenset(unreviewed())
+    except RecallError as exc:
+        yield Check("disputed", WARN, f"cannot tell: {exc}")
+        return
+    if usage.skipped_files or usage.skipped_lines:
+        what = [*usage.skipped_files[:3], f"{usage.skipped_lines} lines that do not validate"]
+        yield Check("usage files", WARN, "local-recall/usage/: skipped " + "; ".join(what))
+    disputes = {o.memory_id: o.reason for o in usage.outcomes if o.use == "disputed"}
+    open_ = sorted((i, why) for i, why in disputes.items() if i in waiting)
+    if not open_:
+        yield Check("disputed", OK, "none")
+        return
+    listed = "; ".join(f"{i[:8]}: {escape_controls(why)}" for i, why in open_[:3])
+    more = f" and {len(open_) - 3} more" if len(open_) > 3 else ""
+    yield Check(
+        "disputed",
+        WARN,
+        f"{len(open_)} memories a session found wrong ({listed}{more}), shown as pointers "
+        "until a person settles them: `local-recall review` (accept, edit or reject)",
+    )
 
 
 def check_file_scopes(root: Path, scopes: Iterable[tuple[str, str]]) -> Iterable[Check]:

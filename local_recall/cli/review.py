@@ -11,6 +11,7 @@ import click
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.daemon.cli_queries import memory_row
 from local_recall.errors import InvalidInput, RecallError
+from local_recall.learning.usage_log import read_disputes
 from local_recall.memory.model import Memory, format_timestamp
 from local_recall.recall import look_alikes
 
@@ -38,15 +39,23 @@ def review(ctx: click.Context, as_list: bool, as_json: bool) -> None:
     if as_json:
         queue = app.recall.unreviewed()
         alike = look_alikes(app.recall, [m.id for m in queue])
-        emit_json([{**m.to_json(), "looks_like": alike.get(m.id)} for m in queue])
+        disputed = read_disputes(app.recall.layout)
+        emit_json(
+            [
+                {**m.to_json(), "looks_like": alike.get(m.id), "disputed": disputed.get(m.id)}
+                for m in queue
+            ]
+        )
     elif as_list:
         queue = app.recall.unreviewed()
         alike = look_alikes(app.recall, [m.id for m in queue])
+        disputed = read_disputes(app.recall.layout)
         for memory in queue:
             click.echo(
                 f"{format_timestamp(memory.occurred_at)[:10]}  {memory.id}  {memory.subject}"
                 + (f"  [superseded by {memory.superseded_by}]" if memory.superseded_by else "")
                 + (f"  [looks like {alike[memory.id]}]" if memory.id in alike else "")
+                + (f"  [disputed: {disputed[memory.id]}]" if memory.id in disputed else "")
             )
     elif sys.stdin is None or not sys.stdin.isatty():
         raise InvalidInput(NOT_A_TERMINAL)
@@ -63,12 +72,18 @@ def review(ctx: click.Context, as_list: bool, as_json: bool) -> None:
 @pass_app
 def accept(app: AppContext, ids: Sequence[str], accept_all: bool, as_json: bool) -> None:
     """Mark memories reviewed (removes `review: unreviewed` from each file); a superseded
-    memory is kept as still true (its `superseded_by` mark is removed)."""
+    memory is kept as still true (its `superseded_by` mark is removed), a disputed one as
+    still right (the hook shows it again in full)."""
     if accept_all == bool(ids):
         raise InvalidInput("give memory ids, or --all (not both)")
-    # --all never settles a contradiction: a superseded memory is kept only by its id
+    # --all never settles a contradiction: a superseded or disputed memory is kept only by its id
     queue = app.recall.unreviewed()
-    wanted = [m.id for m in queue if not m.superseded_by] if accept_all else list(ids)
+    disputed = read_disputes(app.recall.layout) if accept_all else {}
+    wanted = (
+        [m.id for m in queue if not m.superseded_by and m.id not in disputed]
+        if accept_all
+        else list(ids)
+    )
     accepted = app.recall.accept(wanted)
     if as_json:
         emit_json([memory_row(m) for m in accepted])
@@ -119,12 +134,13 @@ def _walk(app: AppContext) -> None:
     done = {"accepted": 0, "edited": 0, "rejected": 0, "skipped": 0, "merged": 0}
     stale = _stale_reasons(app)
     alike = look_alikes(app.recall, [m.id for m in queue])
+    disputed = read_disputes(app.recall.layout)
     merged: set[str] = set()
     for number, memory in enumerate(queue, start=1):
         if memory.id in merged:  # merged away with an earlier one
             continue
         twin = alike.get(memory.id) if alike.get(memory.id) not in merged else None
-        _show(memory, number, len(queue), stale.get(memory.id))
+        _show(memory, number, len(queue), stale.get(memory.id), disputed.get(memory.id))
         if twin is not None:
             click.secho(f"looks like {twin}: {_subject(app, twin)}", fg="yellow")
         action = _ask(still_true=memory.id in stale, can_merge=twin is not None)
@@ -162,7 +178,9 @@ def _stale_reasons(app: AppContext) -> dict[str, str]:
         return {}
 
 
-def _show(memory: Memory, number: int, total: int, stale: str | None) -> None:
+def _show(
+    memory: Memory, number: int, total: int, stale: str | None, disputed: str | None = None
+) -> None:
     click.echo("")
     click.secho(f"[{number}/{total}] {memory.subject}", bold=True)
     where = [format_timestamp(memory.occurred_at), memory.id, memory.applies_to]
@@ -173,6 +191,8 @@ def _show(memory: Memory, number: int, total: int, stale: str | None) -> None:
         click.echo("files: " + ", ".join(memory.files))
     if stale:
         click.secho(f"stale: {stale}", fg="yellow")
+    if disputed:  # a=it holds, e=fix it, r=it is wrong: each settles it
+        click.secho(f"disputed by a session: {disputed}", fg="yellow")
     if memory.superseded_by:  # a=keep it (the mark is removed), r=reject (delete) it
         why = f": {memory.superseded_reason}" if memory.superseded_reason else ""
         click.secho(f"superseded by {memory.superseded_by}{why}", fg="yellow")

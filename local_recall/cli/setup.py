@@ -16,6 +16,7 @@ from local_recall.cli.health import (
     check_daemon,
     check_extraction,
     check_file_scopes,
+    check_learned,
     check_unreviewed,
 )
 from local_recall.cli.next_steps import hooks_reach, next_steps_text, shared_files
@@ -36,6 +37,7 @@ from local_recall.doctor import (
     check_stale,
 )
 from local_recall.errors import RecallError
+from local_recall.learning.usage_log import read_usage
 from local_recall.logs import escape_controls, log_to_repo
 from local_recall.recall import Recall
 from local_recall.repo.git_exclude import exclude_locally
@@ -288,6 +290,9 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
         checks.extend(check_search(search_health))
         checks.extend(check_stale(lambda: len(recall().stale_memories())))
         checks.extend(check_unreviewed(lambda: len(recall().unreviewed())))
+        checks.extend(
+            check_learned(lambda: read_usage(layout), lambda: [m.id for m in recall().unreviewed()])
+        )
         if isinstance(opened, Recall):
             scopes = [(m.id, m.applies_to) for m in opened.scan().memories]
             checks.extend(check_file_scopes(settings.root, scopes))

@@ -188,8 +188,9 @@ def fill_budget(
     Of the rest, those among the POINTER_RANKS best with at least `pointer_min_score` are
     *plausible*: pointers. With pointers on (`pointers` > 0) at most that many pointer lines,
     none to a memory the session was already pointed at; off, only sure hits that did not fit
-    are listed, as before tiers. The rendered result (wrapper
-    included) never exceeds the token budget nor `max_chars`."""
+    are listed, as before tiers. A disputed hit is never shown in full: sure, it is pointed at
+    instead. The rendered result (wrapper included) never exceeds the token budget nor
+    `max_chars`."""
     limit = char_budget(budget_tokens, max_chars)
     tiers = pointers > 0
     floor = min(min_score, pointer_min_score) if tiers else min_score
@@ -213,7 +214,7 @@ def fill_budget(
                 pointed.append(note)
                 repeated.add(note.id)
             continue
-        if sure:
+        if sure and not note.disputed:  # a session found it wrong: a pointer at most
             size = len(hit_block(note)) + 2  # blank line between blocks
             room = not tiers or not shown or full + size <= full_tokens * CHARS_PER_TOKEN
             if room and used + size <= limit:

@@ -38,6 +38,7 @@ USAGE_DIRNAME = "usage"
 # A year of one person's sessions at ~20 memories shown each is ~3 MB; past this, the newest.
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_FILES = 500  # writers: a team far larger than this would need a different design
+DISPUTED = "disputed"
 _WRITER_FILE = re.compile(r"[0-9a-f]{16}\.jsonl")
 _GIT_TIMEOUT_SECONDS = 5
 # A session's record is read on every prompt: its tail only, past this (a long session's
@@ -82,8 +83,10 @@ def current_writer(root: Path) -> str:
     return writer_name(email, user=user, host=platform.node())
 
 
-def read_usage(layout: Layout) -> UsageRead:
-    """Every writer's outcomes, in file-name then line order, and what was skipped."""
+def read_usage(layout: Layout, *, containing: str = "") -> UsageRead:
+    """Every writer's outcomes, in file-name then line order, and what was skipped.
+    `containing`: only the lines holding this text are parsed (the prompt hook's cheap read of
+    the disputes: a line is not parsed unless it says "disputed")."""
     directory = usage_dir(layout)
     if through_symlink(directory):
         return UsageRead([], 0, (f"{USAGE_DIRNAME}: a symbolic link",))
@@ -108,7 +111,8 @@ def read_usage(layout: Layout) -> UsageRead:
         except OSError as exc:
             skipped.append(f"{name}: {exc.strerror or exc}")
             continue
-        parsed, bad = parse_counted(data.decode("utf-8", "replace").splitlines())
+        lines = data.decode("utf-8", "replace").splitlines()
+        parsed, bad = parse_counted(line for line in lines if containing in line)
         outcomes.extend(parsed)
         skipped_lines += bad
     return UsageRead(outcomes, skipped_lines, tuple(skipped))
@@ -120,23 +124,29 @@ def read_outcomes(layout: Layout) -> list[Outcome]:
     return list(one_per_session(read_usage(layout).outcomes).values())
 
 
+def read_disputes(layout: Layout) -> dict[str, str]:
+    """Memory id -> why the latest session that found it wrong said so."""
+    disputes = [o for o in read_usage(layout, containing=DISPUTED).outcomes if o.use == DISPUTED]
+    return {o.memory_id: o.reason for o in sorted(disputes, key=lambda o: o.at)}
+
+
 def append_outcomes(
     layout: Layout, outcomes: Sequence[Outcome], *, writer: str | None = None
-) -> int:
+) -> list[Outcome]:
     """Appends to this writer's file the outcomes no writer has yet for their (session,
     memory), or only with a weaker use (`USE_RANK`): re-running a session's pass adds nothing.
-    Returns how many were appended. OSError: not written (the caller logs it)."""
+    Returns those appended. OSError: not written (the caller logs it)."""
     if not outcomes:
-        return 0
+        return []
     known = {(o.session, o.memory_id): USE_RANK[o.use] for o in read_outcomes(layout)}
-    lines: list[str] = []
+    new: list[Outcome] = []
     for outcome in outcomes:
         key = (outcome.session, outcome.memory_id)
         if USE_RANK[outcome.use] > known.get(key, -1):
             known[key] = USE_RANK[outcome.use]
-            lines.append(outcome_line(outcome))
-    if not lines:
-        return 0
+            new.append(outcome)
+    if not new:
+        return []
     directory = usage_dir(layout)
     if through_symlink(directory):
         raise OSError(f"{directory} leads through a symbolic link")
@@ -146,10 +156,11 @@ def append_outcomes(
         raise OSError(f"not a writer name: {name!r}")
     fd = open_append_nofollow(directory / f"{name}.jsonl")
     try:
-        os.write(fd, "".join(lines).encode("utf-8"))  # one write: O_APPEND keeps it whole
+        # one write: O_APPEND keeps it whole
+        os.write(fd, "".join(map(outcome_line, new)).encode("utf-8"))
     finally:
         os.close(fd)
-    return len(lines)
+    return new
 
 
 def read_shown(state_dir: Path, session_id: str) -> list[ShownLine]:

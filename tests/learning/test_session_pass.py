@@ -119,6 +119,8 @@ def test_a_followed_pointer_a_disputed_memory_and_an_ignored_one(
             Outcome(other, key, AT, "full", "ignored"),
         ]
     )
+    # the disputed one waits for a person (review), the others are as they were
+    assert [m.id for m in recall.unreviewed()] == [retry]
     (written,) = usage_dir(recall.layout).iterdir()  # one file: this writer's
     assert written.suffix == ".jsonl" and len(written.read_text().splitlines()) == 3
     # the session's record is gitignored state; the usage folder is committed
@@ -133,6 +135,7 @@ def test_without_a_judging_extractor_the_tool_calls_still_count(repo: Path, tmp_
     _session(recall, tmp_path, ShownLine(AT, "p1", (), (pool,)), [show])
     report = recall.sync_transcripts(extractor=Plain())
     assert report.errors == () and [o.use for o in read_outcomes(recall.layout)] == ["followed"]
+    assert recall.unreviewed() == []
 
 
 def test_signals_off_learns_nothing(repo: Path, tmp_path: Path) -> None:

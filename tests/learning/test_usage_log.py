@@ -51,15 +51,15 @@ def test_a_rerun_of_a_sessions_pass_counts_nothing_twice(tmp_path: Path) -> None
     layout = _layout(tmp_path)
     first = [Outcome(A, S1, AT, "pointer", "followed"), Outcome(B, S1, AT, "full", "ignored")]
     append_outcomes(layout, first, writer=ME)
-    assert append_outcomes(layout, first, writer=ME) == 0
+    assert append_outcomes(layout, first, writer=ME) == []
     append_outcomes(layout, first, writer=YOU)  # a teammate's daemon read the same session
     assert read_outcomes(layout) == first
     assert not (usage_dir(layout) / f"{YOU}.jsonl").exists()
     # a later chunk of the session shows it was relied on after all: that one line is added
     relied = Outcome(B, S1, AT, "full", "relied")
-    assert append_outcomes(layout, [*first, relied], writer=ME) == 1
+    assert append_outcomes(layout, [*first, relied], writer=ME) == [relied]
     assert read_outcomes(layout) == [first[0], relied]
-    assert append_outcomes(layout, [Outcome(B, S1, AT, "full", "followed")], writer=ME) == 0
+    assert append_outcomes(layout, [Outcome(B, S1, AT, "full", "followed")], writer=ME) == []
 
 
 def test_the_usage_folder_is_committed_not_ignored() -> None:
