@@ -106,3 +106,23 @@ def test_review_and_doctor_list_a_disputed_memory_and_accept_settles_it(
     assert json.loads(cli("review", "--json").stdout) == []
     (check,) = [c for c in json.loads(cli("doctor", "--json").stdout) if c["name"] == "disputed"]
     assert check["status"] == "ok"
+
+
+def test_doctor_reports_skipped_usage_entries_and_only_unsettled_disputes() -> None:
+    from local_recall.cli.health import check_learned
+    from local_recall.learning.usage_log import UsageRead
+
+    settled = "5c1d2e3f-4a5b-4c6d-8e7f-901234567890"  # accepted since: reviewed
+    usage = UsageRead(
+        [
+            Outcome(MEMORY_ID, SESSION, NOW, "full", "disputed", WHY),
+            Outcome(settled, SESSION, NOW, "full", "disputed", "old news"),
+        ],
+        2,
+        ("notes.txt: not a writer's file (<16 hex>.jsonl)",),
+    )
+    checks = list(check_learned(lambda: usage, lambda: [MEMORY_ID]))
+    assert [(c.name, c.status) for c in checks] == [("usage files", "warn"), ("disputed", "warn")]
+    assert "notes.txt" in checks[0].detail and "2 lines" in checks[0].detail
+    assert f"1 memories a session found wrong ({MEMORY_ID[:8]}: {WHY})" in checks[1].detail
+    assert "old news" not in checks[1].detail
