@@ -263,8 +263,10 @@ class Executor:
             judge = cast(ReadsShown, extractor)
             return judge.extract(text, repo_name=name, existing=existing, shown_memories=to_judge)
         if existing:  # without similar memories, an extractor written before them works
-            return extractor.extract(text, repo_name=name, existing=existing)
-        return extractor.extract(text, repo_name=name)
+            result = extractor.extract(text, repo_name=name, existing=existing)
+        else:
+            result = extractor.extract(text, repo_name=name)
+        return replace(result, verdicts=Verdicts())  # not asked: whatever it said is not heard
 
     def _similar(self, text: str) -> list[ExistingMemory]:
         """The existing memories most like the chunk's new turns (never fatal: none)."""

@@ -146,3 +146,15 @@ def test_signals_off_learns_nothing(repo: Path, tmp_path: Path) -> None:
     report = recall.sync_transcripts(extractor=judge)
     assert report.chunks_sent == 1 and report.outcomes_recorded == 0
     assert judge.shown == [()] and not usage_dir(recall.layout).exists()
+
+
+def test_disputed_off_asks_nothing_and_marks_nothing(repo: Path, tmp_path: Path) -> None:
+    recall = _world(repo, tmp_path, LOCAL_RECALL_LEARNING_DISPUTED="false")
+    pool = recall.add("Pool size is 10", "The database pool holds 10 connections.").id
+    get = {"name": "mcp__local-recall__get_memories", "input": {"ids": [pool]}}
+    _session(recall, tmp_path, ShownLine(AT, "p1", (), (pool,)), [get])
+    judge = Judge(Verdicts(frozenset(), {pool: "never asked, so never said"}))
+    report = recall.sync_transcripts(extractor=judge)
+    assert report.errors == () and judge.shown == [()]  # the model was not asked
+    assert [o.use for o in read_outcomes(recall.layout)] == ["followed"]
+    assert recall.unreviewed() == []
