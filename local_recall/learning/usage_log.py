@@ -111,8 +111,9 @@ def read_usage(layout: Layout, *, containing: str = "") -> UsageRead:
         except OSError as exc:
             skipped.append(f"{name}: {exc.strerror or exc}")
             continue
-        lines = data.decode("utf-8", "replace").splitlines()
-        parsed, bad = parse_counted(line for line in lines if containing in line)
+        wanted = containing.encode("utf-8")  # filtered as bytes: most lines are never decoded
+        lines = [line.decode("utf-8", "replace") for line in data.split(b"\n") if wanted in line]
+        parsed, bad = parse_counted(lines)
         outcomes.extend(parsed)
         skipped_lines += bad
     return UsageRead(outcomes, skipped_lines, tuple(skipped))
