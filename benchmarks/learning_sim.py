@@ -140,8 +140,10 @@ def session(
     rank = {"ignored": 0, "followed": 1, "relied": 2}
     for prompt in prompts:
         shown = decide(prompt, tiers, factors, Seen(frozenset(seen_full), frozenset(seen_pointed)))
-        for memory, tier in [(m, "full") for m in shown.full] + [
-            (m, "pointer") for m in shown.pointers
+        # sorted: a set's order changes with the process's hash seed, and with it which memory
+        # each draw of the noise goes to
+        for memory, tier in [(m, "full") for m in sorted(shown.full)] + [
+            (m, "pointer") for m in sorted(shown.pointers)
         ]:
             first_tier.setdefault(memory, tier)
             answers = memory in prompt.answers or rng.random() < noise
@@ -159,7 +161,9 @@ def session(
     ]
 
 
-def measure(prompts: Sequence[Prompt], tiers: Tiers, factors: dict[str, float]) -> dict[str, list]:
+def measure(
+    prompts: Sequence[Prompt], tiers: Tiers, factors: dict[str, float]
+) -> dict[str, list[float]]:
     got: dict[str, list[float]] = {
         k: [] for k in ("reach", "hit", "false_full", "false_any", "tok_pos", "tok_neg")
     }
@@ -178,7 +182,7 @@ def measure(prompts: Sequence[Prompt], tiers: Tiers, factors: dict[str, float]) 
 
 def run(
     store: dict[str, Any], policy: str, args: argparse.Namespace, seed: int
-) -> tuple[list[dict[str, list]], list[Outcome]]:
+) -> tuple[list[dict[str, list[float]]], list[Outcome], Tiers]:
     rng = random.Random(seed)
     pool = {
         k: [p for p in store["sessions"] if p.kind == k]
@@ -193,7 +197,7 @@ def run(
         if n % args.every == 0:
             curve.append(measure(store["held-out"], tiers, factors))
         if n == args.sessions:
-            break
+            return curve, outcomes, tiers
         picked = [
             *rng.sample(pool["positive"], 2),
             rng.choice(pool["negative"]),
@@ -201,7 +205,7 @@ def run(
         ]
         rng.shuffle(picked)
         outcomes += session(picked, tiers, factors, n, rng, args.noise, not args.no_relied)
-    return curve, outcomes
+    raise AssertionError("unreachable")
 
 
 def mean(values: list[float]) -> float:
@@ -228,7 +232,12 @@ def main() -> int:
         group = f"{store['split']}/{size}"
         for policy in POLICIES:
             for seed in range(args.seeds):
-                curve, outcomes = run(store, policy, args, seed)
+                curve, outcomes, last = run(store, policy, args, seed)
+                if policy == "calibrate":
+                    rates.setdefault(f"{group} learned full cut-off", []).append(last.min_score)
+                    rates.setdefault(f"{group} learned pointer cut-off", []).append(
+                        last.pointer_min_score
+                    )
                 for step, got in enumerate(curve):
                     cell = table.setdefault(group, {}).setdefault(policy, {}).setdefault(step, {})
                     for name, values in got.items():
@@ -243,7 +252,7 @@ def main() -> int:
                         mean([o.use == "relied" for o in full])
                     )
     print(f"noise {args.noise}, {args.seeds} seeds, relied judged: {not args.no_relied}")
-    print("static rates (the targets are set from tune):")
+    print("static rates (the targets are set from tune), cut-offs calibration ends at:")
     for name, values in sorted(rates.items()):
         print(f"  {name}: {mean(values):.3f}")
     out: dict[str, Any] = {}

@@ -164,6 +164,8 @@ PURE = frozenset(
         "web.guard",
         "org.plan",
         "learning.outcomes",
+        "learning.track",
+        "learning.calibration",
         "learning.shown",
         "learning.signals",
         "capture.extraction.verdicts",
