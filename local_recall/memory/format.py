@@ -83,7 +83,7 @@ def parse_memory_text(text: str, path: Path, *, kind: str = "episodic") -> Memor
 def _memory_from_fields(data: dict[Any, Any], body: str, path: Path, kind: str) -> Memory:
     file_id = parse_memory_id(path.stem)
     raw_id = data.get("id")
-    if raw_id is not None and parse_memory_id(str(raw_id)) != file_id:
+    if raw_id is not None and raw_id != file_id and parse_memory_id(str(raw_id)) != file_id:
         raise InvalidInput(f"frontmatter id {raw_id} does not match the file name")
     if "subject" not in data or data["subject"] is None:
         raise InvalidInput("missing 'subject'")
@@ -93,9 +93,10 @@ def _memory_from_fields(data: dict[Any, Any], body: str, path: Path, kind: str) 
     if data.get("occurred_at") is None:
         raise InvalidInput("missing 'occurred_at'")
     occurred_at = memory_time(parse_timestamp(data["occurred_at"]))
-    if not normalise_body(body):
+    text = normalise_body(body)  # once: a first scan does this for every file
+    if not text:
         raise InvalidInput("body is empty")
-    actual = content_hash(body)
+    actual = content_hash(text)  # the same as content_hash(body): normalising twice is a no-op
     stored = data.get("content_hash")
     stored_text = None if stored is None else str(stored)  # YAML may read an all-digit hash as int
     source = data.get("source")
@@ -105,7 +106,7 @@ def _memory_from_fields(data: dict[Any, Any], body: str, path: Path, kind: str) 
     return Memory(
         id=file_id,
         subject=subject,
-        body=normalise_body(body),
+        body=text,
         keywords=keywords,
         applies_to=applies_to,
         occurred_at=occurred_at,

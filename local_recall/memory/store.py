@@ -31,8 +31,10 @@ from local_recall.memory.model import (
 from local_recall.memory.store_files import (
     StatKey,
     claimants,
+    collector_paused,
     list_memory_files,
     only_claimant,
+    opened_folder,
     read_memory_file,
     remove_files,
 )
@@ -122,16 +124,13 @@ class MemoryStore:
         problems: list[InvalidMemoryFile] = []
         memo: dict[str, tuple[StatKey, Memory]] = {}
         changed = False
-        for name, key, unusable in self._files():
-            if unusable is not None:  # never read: a symlink, a non-canonical name, a folder
-                problems.append(InvalidMemoryFile(self.directory / name, unusable))
+        with opened_folder(self.directory) as folder, collector_paused():
+            entries = list(self._entries(catalog, folder))
+        for name, key, entry in entries:
+            if isinstance(entry, str):  # never read: a symlink, a non-canonical name, a folder
+                problems.append(InvalidMemoryFile(self.directory / name, entry))
                 continue
-            cached = catalog.get(name)
-            if isinstance(cached, dict) and cached.get("stat") == list(key):
-                entry = cached
-            else:
-                entry = self._parse_entry(self.directory / name, key)
-                changed = True
+            changed = changed or entry is not catalog.get(name)
             fresh[name] = entry
             if "error" in entry:
                 problems.append(InvalidMemoryFile(self.directory / name, entry["error"]))
@@ -153,9 +152,23 @@ class MemoryStore:
     def _files(self) -> Iterator[tuple[str, StatKey, str | None]]:
         return list_memory_files(self.directory)
 
-    def _parse_entry(self, path: Path, key: StatKey) -> dict[str, Any]:
+    def _entries(
+        self, catalog: Mapping[str, Any], folder: int | None
+    ) -> Iterator[tuple[str, StatKey, dict[str, Any] | str]]:
+        """(name, stat key, its catalog entry or why it is not read) per file: the cached entry
+        while the stat key matches, else the file parsed anew."""
+        for name, key, unusable in self._files():
+            cached = catalog.get(name)
+            if unusable is not None:
+                yield name, key, unusable
+            elif isinstance(cached, dict) and cached.get("stat") == list(key):
+                yield name, key, cached
+            else:
+                yield name, key, self._parse_entry(self.directory / name, key, folder)
+
+    def _parse_entry(self, path: Path, key: StatKey, folder: int | None = None) -> dict[str, Any]:
         try:
-            memory = parse_memory_text(read_memory_file(path), path, kind=self.kind)
+            memory = parse_memory_text(read_memory_file(path, folder), path, kind=self.kind)
         except InvalidMemoryFile as exc:
             log.warning("skipping unreadable memory file %s: %s", path, exc.reason)
             return {"stat": list(key), "error": exc.reason}

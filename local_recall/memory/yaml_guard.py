@@ -13,7 +13,9 @@ file the same way, with a one-line reason: which error class a PyYAML release ra
 of the contract.
 
 Most headers hold none of `& * ! [ {` beyond a few brackets, and no deep indentation: those are
-loaded directly (the event pass costs about half a load).
+loaded directly (the event pass costs about half a load). A header in the shape local-recall
+writes (plain_header.py) is not handed to PyYAML at all: it is read line by line, with the
+loader's own typing rules, and anything else comes here.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import yaml
+
+from local_recall.memory.plain_header import plain_header
 
 MAX_FRONTMATTER_BYTES = 100_000
 MAX_DEPTH = 20
@@ -48,6 +52,8 @@ def load_frontmatter(header: str) -> Any:
     need to walk)."""
     if len(header) > MAX_FRONTMATTER_BYTES:
         raise FrontmatterRefused(f"frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes")
+    if (written := plain_header(header)) is not None:
+        return written  # the shape the renderer writes: PyYAML's constructor is most of a scan
     brackets = header.count("[") + header.count("{")
     if brackets > MAX_DEPTH or _NEEDS_CHECK.search(header):
         check_events(header)

@@ -59,19 +59,52 @@ def read_bytes_nofollow(path: Path, limit: int | None = None) -> bytes:
     non-regular file, and more than `limit` bytes: all as OSError."""
     if through_symlink(path.parent):
         raise _refused(path, "a folder on its path is a symbolic link")
+    return _read_nofollow(path, str(path), limit, None)
+
+
+def open_folder_nofollow(path: Path) -> int | None:
+    """A descriptor of a folder reached through no symlink, for `read_bytes_in` to read many of
+    its files after one check of the way to it (a first scan reads 100,000 memory files: a
+    `realpath` each was ~6 lstats and ~10 % of its CPU). None where the platform cannot open
+    files relative to a folder: callers then read by path. OSError: not such a folder."""
+    if os.open not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
+        return None
+    if through_symlink(path):
+        raise _refused(path, "the folder or one above it is a symbolic link")
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+
+
+def read_bytes_in(folder: int, name: str, limit: int | None = None) -> bytes:
+    """`read_bytes_nofollow` of the file `name` in a folder from `open_folder_nofollow`."""
+    if os.sep in name or name in ("", ".", ".."):
+        raise OSError(errno.EINVAL, "not a file name", name)
+    return _read_nofollow(name, name, limit, folder)
+
+
+def _read_nofollow(path: Path | str, shown: str, limit: int | None, folder: int | None) -> bytes:
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK, dir_fd=folder)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise _refused(path, "it is a symbolic link") from None
+            raise _refused(Path(shown), "it is a symbolic link") from None
         raise
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        data = handle.read(-1 if limit is None else limit + 1)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", shown)
+        # one read of the size fstat gave (+1 to see growth), not a buffer of `limit` per file
+        want = info.st_size + 1 if limit is None else min(info.st_size, limit) + 1
+        data = bytearray()
+        while chunk := os.read(fd, want):
+            data += chunk
+            if limit is not None and len(data) > limit:
+                break
+            want = 1 << 16
+    finally:
+        os.close(fd)
     if limit is not None and len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {limit} bytes", str(path))
-    return data
+        raise OSError(errno.EFBIG, f"larger than {limit} bytes", shown)
+    return bytes(data)
 
 
 def read_tail_nofollow(path: Path, size: int) -> bytes:
