@@ -70,6 +70,12 @@ class CatalogFile:
         self._base, self._base_size = base_key, base_key[1]
         return self._entries
 
+    def unchanged(self) -> bool:
+        """Are both files as this process last read or wrote them (two stats)? A scan that
+        finds every memory file unchanged may then skip its rebuild: no other process has
+        recorded a change it has not seen."""
+        return self._stamp is not None and self._stamp == (_stat(self.path), _stat(self.log_path))
+
     def save(self, entries: Entries) -> None:
         """Record `entries` (never raises: a read-only checkout still lists)."""
         try:

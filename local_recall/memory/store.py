@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 
 # the memory a draft says in other words, among the store's memories (`create`'s `unless`)
 Twin = Callable[[Sequence[Memory]], Memory | None]
+Listing = tuple[tuple[str, StatKey, str | None], ...]  # (name, stat key, why not read) per file
 _CATALOG_VERSION = 3  # 2: provenance and review fields; 3: superseded_by/_reason
 _LOCK_TIMEOUT_SECONDS = 60.0
 
@@ -96,6 +97,7 @@ class MemoryStore:
         # name -> (stat key, Memory): a long-lived process re-scanning an unchanged folder builds
         # no objects at all (at 100k files, a Path + Memory per file cost ~2 s per scan).
         self._memo: dict[str, tuple[StatKey, Memory]] = {}
+        self._last: tuple[Listing, Scan] | None = None  # the last scan and the listing it read
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -118,6 +120,9 @@ class MemoryStore:
 
     def scan(self) -> Scan:
         """Every memory file, parsed through the catalog cache. Never raises for a bad file."""
+        listing = tuple(self._files())
+        if self._last is not None and self._last[0] == listing and self._catalog.unchanged():
+            return self._last[1]  # files and catalog as last scanned (a save scans twice)
         catalog = self._load_catalog()
         fresh: dict[str, dict[str, Any]] = {}
         memories: list[Memory] = []
@@ -125,7 +130,7 @@ class MemoryStore:
         memo: dict[str, tuple[StatKey, Memory]] = {}
         changed = False
         with opened_folder(self.directory) as folder, collector_paused():
-            entries = list(self._entries(catalog, folder))
+            entries = list(self._entries(listing, catalog, folder))
         for name, key, entry in entries:
             if isinstance(entry, str):  # never read: a symlink, a non-canonical name, a folder
                 problems.append(InvalidMemoryFile(self.directory / name, entry))
@@ -147,17 +152,19 @@ class MemoryStore:
             self._save_catalog(fresh)
         memories.sort(key=lambda m: (m.occurred_at, m.id))
         problems.sort(key=lambda p: str(p.path))
-        return Scan(tuple(memories), tuple(problems))
+        scan = Scan(tuple(memories), tuple(problems))
+        self._last = (listing, scan)
+        return scan
 
     def _files(self) -> Iterator[tuple[str, StatKey, str | None]]:
         return list_memory_files(self.directory)
 
     def _entries(
-        self, catalog: Mapping[str, Any], folder: int | None
+        self, listing: Listing, catalog: Mapping[str, Any], folder: int | None
     ) -> Iterator[tuple[str, StatKey, dict[str, Any] | str]]:
         """(name, stat key, its catalog entry or why it is not read) per file: the cached entry
         while the stat key matches, else the file parsed anew."""
-        for name, key, unusable in self._files():
+        for name, key, unusable in listing:
             cached = catalog.get(name)
             if unusable is not None:
                 yield name, key, unusable
@@ -192,7 +199,7 @@ class MemoryStore:
         try:
             with self._lock():
                 now = self.scan().memories
-                again = unless if _state(now) != _state(seen) else None
+                again = unless if now is not seen and _state(now) != _state(seen) else None
                 if (found := _holder(now, digest, again)) is not None:
                     return found
                 memory = _from_draft(self, self._new_id(), draft, digest, draft.extra)
@@ -216,6 +223,7 @@ class MemoryStore:
         catalog = dict(self._load_catalog())
         catalog[path.name] = entry
         self._save_catalog(catalog)
+        self._last = None
         self._memo[path.name] = (key, memory)
         return memory
 

@@ -59,3 +59,19 @@ def test_a_first_scan_stats_the_folder_once_and_never_calls_pyyaml(tmp_path: Pat
     assert (small[0], large[0]) == (20, 200)
     assert large[1] == small[1], (small, large)  # was ~7 lstats more per file (realpath)
     assert large[2] == small[2] == 0, (small, large)  # was thousands of calls per file
+
+
+def test_a_rescan_of_an_unchanged_folder_builds_nothing(tmp_path: Path) -> None:
+    """A save scans the store twice (outside its lock, then under it): the second finds every
+    file as the first listed it and hands back the same scan, building no memory and no list
+    (two full rebuilds were most of a save's CPU at 5,000 memories)."""
+    folder = tmp_path / "local-recall" / "episodic-memory"
+    write_memories(folder, 30)
+    store = MemoryStore(folder, tmp_path / "local-recall" / "state", new_id=new_memory_id)
+    first = store.scan()
+    assert store.scan() is first
+    write_memories(folder, 31)  # rewrites the 30 in place (new mtimes) and adds one
+    again = store.scan()
+    assert again is not first and len(again.memories) == 31
+    (folder / f"{again.memories[0].id}.md").unlink()
+    assert [m.id for m in store.scan().memories] == [m.id for m in again.memories[1:]]
