@@ -88,12 +88,14 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
     context = ""
     kept: list[Any] = []
     if query is not None:
-        every = recall.query(SearchQuery(query, limit=limit, min_score=0.0), sync=False)
+        every = recall.query(
+            SearchQuery(query, limit=limit, min_score=0.0, prompt=True), sync=False
+        )
         ranked = tuple(hit.id for hit in every.hits)
         top = tuple((hit.id, round(hit.score, 4)) for hit in every.hits[:10])
         if not has_nothing_to_look_up(query) and settings.prompt_tokens > 0:
             result = recall.query(
-                SearchQuery(query, limit=limit, min_score=settings.tiers.floor),
+                SearchQuery(query, limit=limit, min_score=settings.tiers.floor, prompt=True),
                 sync=False,
                 use_index=use_index,  # False: the hook's no-daemon path (files + vector cache)
             )

@@ -259,6 +259,7 @@ def open_store(root: Path, embedder: MiniLMEmbedder) -> Recall:
         settings=Settings(root=root, environ={}, embedder_factory=lambda _config: embedder)
     )
     recall.init()
+    recall.searcher.keep_keywords()  # as the daemon does: full-text candidates in process
     return recall
 
 

@@ -167,12 +167,20 @@ def open_store(root: Path, embedder: MiniLMEmbedder) -> Recall:
         settings=Settings(root=root, environ={}, embedder_factory=lambda _config: embedder)
     )
     recall.init()
+    recall.searcher.keep_keywords()  # as the daemon does: full-text candidates in process
     return recall
 
 
 def run(
-    data: Path, modes: Iterable[str], corpora: Iterable[str], workdir: Path | None
+    data: Path,
+    modes: Iterable[str],
+    corpora: Iterable[str],
+    workdir: Path | None,
+    *,
+    prompt: bool = False,
 ) -> dict[str, Any]:
+    """`prompt`: search as the prompt hook does in the daemon (`SearchQuery(prompt=True)`: the
+    in-process keyword index for the full text), not as `search` does (LanceDB's)."""
     embedder = MiniLMEmbedder()
     embedder.load()
     results: dict[str, Any] = {"per_conversation": {}, "timings": {}}
@@ -210,7 +218,8 @@ def run(
                     [
                         labels[h.id]
                         for h in recall.search(
-                            SearchQuery(q.text, limit=10, mode=mode, min_score=0.0), sync=False
+                            SearchQuery(q.text, limit=10, mode=mode, min_score=0.0, prompt=prompt),
+                            sync=False,
                         )
                     ]
                     for q in qs
@@ -264,9 +273,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="Keep (and reuse) the repositories and indexes here.",
     )
+    parser.add_argument(
+        "--prompt",
+        action="store_true",
+        help="Search as the prompt hook does (in-process keyword index), not as `search`.",
+    )
     args = parser.parse_args(argv)
     data = data_dir(args.data)
-    results = run(data, args.modes.split(","), args.corpora.split(","), args.workdir)
+    modes, corpora = args.modes.split(","), args.corpora.split(",")
+    results = run(data, modes, corpora, args.workdir, prompt=args.prompt)
     print(f"LoCoMo dev: {results['questions']} questions per corpus")
     print(f"{'corpus/mode':<16} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR@10':>7}")
     for name, s in results["overall"].items():

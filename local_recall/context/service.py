@@ -59,7 +59,7 @@ class ContextService:
 
     def prompt_notes(self, ask: PromptAsk) -> list[Note]:
         """The memories that may answer a prompt, best first, with their whole bodies."""
-        query = SearchQuery(ask.query, limit=ask.limit, min_score=ask.min_score)
+        query = SearchQuery(ask.query, limit=ask.limit, min_score=ask.min_score, prompt=True)
         return [hit_note(hit) for hit in self.prompt_search(query).hits]
 
     def checked(self, notes: list[Note], memories: Sequence[Memory]) -> list[Note]:

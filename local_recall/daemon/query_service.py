@@ -73,6 +73,7 @@ class QueryService:
         on_query: Callable[[], None] = lambda: None,
         on_session_env: Callable[[dict[str, str], str], None] = lambda env, session: None,
     ) -> None:
+        recall.searcher.keep_keywords()  # many searches: no LanceDB full-text query each
         self._context = ContextService(recall)
         # Serialises searches (one Searcher is not meant for concurrent use) and swaps.
         self._lock = threading.Lock()
@@ -137,13 +138,18 @@ class QueryService:
 
     def swap(self, recall: Recall) -> Recall:
         """Serve from `recall` from now on; returns the one served before."""
+        recall.searcher.keep_keywords()  # built outside the lock (~50 ms at 5,000): once
         with self._lock:
             previous, self._context = self._context, ContextService(recall)
         return previous.recall
 
     def search(self, request: SearchRequest) -> SearchResult:
         query = SearchQuery(
-            request.query, scope=request.scope, limit=request.limit, min_score=request.min_score
+            request.query,
+            scope=request.scope,
+            limit=request.limit,
+            min_score=request.min_score,
+            prompt=True,  # the prompt hooks' op
         )
         with self._lock:
             return self._context.prompt_search(query)

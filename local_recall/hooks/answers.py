@@ -73,12 +73,14 @@ def answer_prompt(
     session_id: str = "",
     prompt_id: str = "",
     claim: Callable[[], bool] | None = None,
+    warm: Callable[[PromptAsk], list[Note] | None] | None = None,
 ) -> str:
     """The memories that bear on `prompt`, within the prompt budget; "" for none. Sure ones in
     full, plausible ones as pointers, and (given `session_id`) none this session already saw:
     what each prompt was shown goes to the session's record (hooks/seen_log.py). `claim`: where
     two handlers may answer one prompt, the one whose claim fails answers "" and records
-    nothing (the record is the winner's)."""
+    nothing (the record is the winner's). `warm`: a long-lived process's own warm search (the
+    MCP server's), asked before the daemon; None from it: not ready, the daemon answers."""
     query = prompt_query(prompt)
     if query is None or run.settings.prompt_tokens <= 0:
         return ""
@@ -91,8 +93,13 @@ def answer_prompt(
     tiers = learned_tiers(settings, learned)
     # what either tier may show: fill_budget sorts them
     wanted = PromptAsk(query, min(settings.search_limit, MAX_LIMIT), tiers.floor)
-    reply = ask(run.sockets, wanted.to_request(), run.ask_timeout, root=run.root)
-    if reply is None:
+    answered = None if warm is None else warm(wanted)
+    reply = None
+    if answered is None:
+        reply = ask(run.sockets, wanted.to_request(), run.ask_timeout, root=run.root)
+    if answered is not None:
+        notes = answered
+    elif reply is None:
         log(run.layout, run.agent, "INFO", "no daemon answered; searching in-process")
         _start_daemon(run)  # so that the next prompt finds one
         if in_process is None:

@@ -7,7 +7,10 @@ tool error carrying its message.
 Start-up is kept light because `claude -p` does not wait for slow servers: the handshake needs
 only the SDK. `Recall` is opened on the first tool call, and the index is warmed up in a
 background thread once the client has listed the tools. The server starts no pipeline loop
-(the daemon does, one per repository)."""
+(the daemon does, one per repository).
+
+Longer than 400 lines: every tool's signature, description and error mapping sits here because
+this is the one module that may import the SDK."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
@@ -54,6 +57,8 @@ from local_recall.search.query import SearchQuery, check_query_text
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from local_recall.context.notes import Note
+    from local_recall.context.prompt import PromptAsk
     from local_recall.recall import Recall
     from local_recall.settings import Settings
 
@@ -74,6 +79,8 @@ class PromptAnswerer(Protocol):
     def answer(self, prompt: str, prompt_id: str = "", session_id: str = "") -> str: ...
 
     def close(self) -> None: ...
+
+    def use_warm(self, warm: Callable[[PromptAsk], list[Note] | None]) -> None: ...
 
 
 INSTRUCTIONS = """\
@@ -388,6 +395,7 @@ def build_server(settings: Settings, prompt_hook: PromptAnswerer | None = None) 
         server.add_tool(method, title=title, description=description, annotations=hints)
     if prompt_hook is not None:
         hook = prompt_hook
+        hook.use_warm(lazy.warm_notes)  # answered here once warm, else by the daemon
 
         def user_prompt_submit(prompt: str = "", prompt_id: str = "", session_id: str = "") -> str:
             """UserPromptSubmit, answered by this warm process: the hook's output."""

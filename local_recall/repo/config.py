@@ -104,6 +104,11 @@ class HooksConfig:
         300, "How long the prompt hook waits for the daemon's answer.", minimum=10
     )
     start_daemon: bool = _key(True, "SessionStart starts the daemon if none is running.")
+    mcp_answers: bool = _key(
+        True,
+        "Once warm, the MCP server answers the prompt hook from its own search (else the "
+        "daemon does).",
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,6 +208,17 @@ def shifted(relevance: float, decision: Decision, share: float = RUNNER_UP_SHARE
     return sigmoid(logit(relevance) + step)
 
 
+def least_relevance(floor: float, decision: Decision, share: float = RUNNER_UP_SHARE) -> float:
+    """The least relevance a runner-up needs for `shifted` to reach `floor` (a hair below, so
+    float rounding never drops one that reaches it); 0 for no floor."""
+    if floor <= 0:
+        return 0.0
+    if floor >= 1:
+        return 1.0
+    step = decision.shift if decision.shift <= 0 else share * decision.shift
+    return max(0.0, sigmoid(logit(floor) - step) - 1e-9)
+
+
 def decide_ranked(
     ranked: Sequence[tuple[str, float]], background: Background | None, intent: Intent
 ) -> tuple[list[tuple[str, float]], Decision]:

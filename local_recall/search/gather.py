@@ -19,7 +19,9 @@ from local_recall.search.fuzzy import FuzzyMatcher
 from local_recall.search.index.candidates import IndexQuery, from_index
 from local_recall.search.index.queries import Candidate, text_search
 from local_recall.search.index.rows import MemoryIndex
+from local_recall.search.keyword_index import KeywordIndex
 from local_recall.search.query import SearchQuery
+from local_recall.search.relevance import query_profile
 from local_recall.search.relevance_inputs import Gathered, RelevanceInputs
 from local_recall.search.scoring import (
     Signals,
@@ -60,6 +62,10 @@ class SignalGatherer:
         self._fuzzy: FuzzyMatcher | None = None
         self._fuzzy_signature = 0
         self._executor: ThreadPoolExecutor | None = None
+        # Kept by long-lived processes (`keep_keywords`): the full-text candidates without a
+        # LanceDB query. None: each search asks LanceDB's full-text index.
+        self.keywords: KeywordIndex | None = None
+        self._memories: Mapping[str, Memory] = {}
 
     @property
     def embedder(self) -> Embedder:
@@ -73,6 +79,17 @@ class SignalGatherer:
             self._fuzzy = None
             self._fuzzy_signature = signature
         self.kinds = frozenset(m.kind for m in memories.values())
+        self._memories = memories
+        if self.keywords is not None:
+            self.keywords.update(memories, self.relevance.terms)
+
+    def keep_keywords(self) -> None:
+        """Keep an in-process keyword index from now on (keyword_index.py): for a process that
+        answers many searches (the daemon, the MCP server). Built here from the memories last
+        used (~80 µs a memory whose terms are not cached yet), then updated by difference."""
+        if self.keywords is None:
+            self.keywords = KeywordIndex()
+            self.keywords.update(self._memories, self.relevance.terms)
 
     def from_index(
         self,
@@ -97,11 +114,12 @@ class SignalGatherer:
         filtered = query.scope is not None
         depth = candidate_depth(limit, len(memories), self._ann_threshold, filtered=filtered)
         ask = IndexQuery(depth=depth, kind=index_kind, since=query.since, until=query.until)
+        in_process = self._keyword_text(query, text, depth, index_kind) if terms else None
         # The full-text query and the fuzzy match run in workers while this thread embeds the
         # query and asks for vectors (onnxruntime and LanceDB release the GIL): hybrid costs
         # about the slowest of the three, not their sum.
         text_future = None
-        if use_text and present and self.index_ok and terms:
+        if use_text and present and self.index_ok and terms and in_process is None:
             text_future = self._pool().submit(text_search, self.index, terms, **ask.arguments())
         fuzzy_future = None
         if use_fuzzy and use_vector:
@@ -123,10 +141,11 @@ class SignalGatherer:
             if self.index_ok:
                 found = self._from_index(
                     query_vector,
-                    terms if use_text else None,
+                    terms if use_text and in_process is None else None,
                     text_future,
                     ask,
                     rebuild=self._rebuild if allow_rebuild else None,
+                    keyword_text=in_process if use_text else None,
                 )
                 self.index_ok = found is not None
             if found is None:
@@ -157,6 +176,18 @@ class SignalGatherer:
         )
         return Gathered(signals, ran, reason)
 
+    def _keyword_text(
+        self, query: SearchQuery, text: str, depth: int, kind: str | None
+    ) -> Callable[[], dict[str, float]] | None:
+        """The full-text candidates from the in-process keyword index, where it answers: kept
+        (`keep_keywords`), a prompt's search, no date filter (it holds no dates). None: ask
+        LanceDB's."""
+        keywords = self.keywords
+        if keywords is None or not query.prompt or query.since is not None or query.until:
+            return None
+        stems = query_profile(text).stems
+        return lambda: keywords.search(stems, depth, kind=kind)
+
     def _from_index(
         self,
         query_vector: Any,
@@ -165,9 +196,11 @@ class SignalGatherer:
         ask: IndexQuery,
         *,
         rebuild: Callable[[], bool] | None,
+        keyword_text: Callable[[], dict[str, float]] | None = None,
     ) -> tuple[dict[str, float], dict[str, float]] | None:
         """The index's (vector, text) candidates. The vector ones come exactly from the vector
-        cache where that is cheaper (up to EXACT_NEAREST_MAX_ROWS vectors, no date filter)."""
+        cache where that is cheaper (up to EXACT_NEAREST_MAX_ROWS vectors, no date filter);
+        the text ones from `keyword_text` (the in-process keyword index) when given."""
         exact = None
         if query_vector is not None and ask.since is None and ask.until is None:
             with contextlib.suppress(EmbedderUnavailable):
@@ -176,7 +209,12 @@ class SignalGatherer:
                     exact = cache.nearest(query_vector, ask.depth, kind=ask.kind)
         vector = query_vector if exact is None else None
         found = from_index(self.index, vector, terms, text_future, ask, rebuild=rebuild)
-        return found if found is None or exact is None else (exact, found[1])
+        if found is None:
+            return None
+        return (
+            found[0] if exact is None else exact,
+            found[1] if keyword_text is None else keyword_text(),
+        )
 
     def from_files(
         self,

@@ -209,9 +209,12 @@ def extract_features(
     stats: TermStats,
     cosine: float | None,
     weights: QueryWeights | None = None,
+    *,
+    fuzzy: bool = True,
 ) -> Features:
     """The features of one (query, memory) pair. `cosine` None when there is no vector;
-    `weights`: `query_weights(query, stats)`, computed once for all of a query's candidates."""
+    `weights`: `query_weights(query, stats)`, computed once for all of a query's candidates;
+    `fuzzy=False`: the fuzzy share (most of the cost) left at 0, for `relevance_bound`."""
     if not query.stems:
         return Features(cosine, 0.0, 0.0, 0.0, 1.0, 0.0)
     if weights is None:
@@ -223,7 +226,7 @@ def extract_features(
         cosine=cosine,
         coverage=coverage / total,
         head_coverage=head / total,
-        fuzzy=fuzzy_share(query.words, memory.head_words, memory.fuzzy_choices),
+        fuzzy=fuzzy_share(query.words, memory.head_words, memory.fuzzy_choices) if fuzzy else 0.0,
         unknown=weights.unknown / total,
         single_term=1.0 if len(query.stems) == 1 else 0.0,
     )
@@ -260,6 +263,16 @@ def fuzzy_share(
 def _logistic(weights: Sequence[float], values: Sequence[float]) -> float:
     z = weights[0] + sum(w * v for w, v in zip(weights[1:], values, strict=True))
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def relevance_bound(features: Features) -> float:
+    """The most `relevance` can be once the fuzzy share is known (both models weigh it up):
+    a candidate whose bound cannot win is never given the fuzzy match (scoring.py)."""
+    fuzzy = LEXICAL_WEIGHTS[3] if features.cosine is None else WEIGHTS[4]
+    if fuzzy <= 0:
+        return relevance(features)
+    f = features
+    return relevance(Features(f.cosine, f.coverage, f.head_coverage, 1.0, f.unknown, f.single_term))
 
 
 def relevance(features: Features) -> float:

@@ -13,9 +13,10 @@ files when missing). See vector_cache.py for the files and how hostile ones are 
 
 from __future__ import annotations
 
+import heapq
 import os
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +26,15 @@ from local_recall.memory.model import Memory
 from local_recall.search.background import BACKGROUND_JSON, read_background
 from local_recall.search.decision import Background
 from local_recall.search.relevance import (
+    Features,
     MemoryTerms,
     QueryProfile,
     TermStats,
     extract_features,
+    fuzzy_share,
     memory_terms,
     query_weights,
+    relevance_bound,
 )
 from local_recall.search.scoring import (
     VECTOR,
@@ -39,6 +43,7 @@ from local_recall.search.scoring import (
     coverage_scores,
     gather_signals,
     ran_signals,
+    score_hit,
     with_features,
 )
 from local_recall.search.vector_cache import (
@@ -187,12 +192,25 @@ class RelevanceInputs:
         signals: Mapping[str, Signals],
         memories: Mapping[str, Memory],
         cosines: Mapping[str, float] | None,
+        *,
+        keep: int | None = None,
+        slack: float = 1.0,
+        needed: Callable[[Sequence[float]], float] | None = None,
     ) -> dict[str, Signals]:
         """Each candidate's signals with its relevance features. `cosines`: exact cosines
-        from the vector cache (None: keep what the candidate lists gave)."""
+        from the vector cache (None: keep what the candidate lists gave).
+
+        `keep`: only the candidates that can still matter are scored in full (the fuzzy match
+        is most of a candidate's cost; `relevance_bound` says the most it can add). A candidate
+        is dropped when its bound is below `slack` × the keep-th best relevance (slack < 1: a
+        later re-order, such as the lifecycle's, may lift it that much), or below
+        `needed(two best relevances)`: the least a runner-up needs to reach the caller's floor
+        once the decision has moved it. So the `keep` best above the floor come out exactly as
+        from scoring every candidate."""
         stats = self.stats(memories)
         weights = query_weights(profile, stats)
         ready: dict[str, Signals] = {}
+        bounded: list[tuple[float, str, Signals, MemoryTerms, Features]] = []
         for key, found in signals.items():
             memory = memories.get(key)
             if memory is None:
@@ -201,8 +219,14 @@ class RelevanceInputs:
             if cosines is not None and VECTOR in found.ran:
                 cosine = cosines.get(key, cosine)
             terms = self.terms(key, memory)
-            features = extract_features(profile, terms, stats, cosine, weights)
-            ready[key] = with_features(found, features)
+            if keep is None:
+                features = extract_features(profile, terms, stats, cosine, weights)
+                ready[key] = with_features(found, features)
+                continue
+            partial = extract_features(profile, terms, stats, cosine, weights, fuzzy=False)
+            bounded.append((relevance_bound(partial), key, found, terms, partial))
+        if keep is not None:
+            ready = _best_scored(profile, bounded, keep, slack, needed)
         return ready
 
     def files_candidates(
@@ -256,3 +280,38 @@ class RelevanceInputs:
         if cache is None or vector is None:
             return None
         return cache.best_cosines(vector)
+
+
+def _best_scored(
+    profile: QueryProfile,
+    bounded: list[tuple[float, str, Signals, MemoryTerms, Features]],
+    keep: int,
+    slack: float,
+    needed: Callable[[Sequence[float]], float] | None,
+) -> dict[str, Signals]:
+    """`score_ready`'s pruned scoring: candidates in order of their bound, until none left
+    can matter (see there)."""
+    bounded.sort(key=lambda item: (-item[0], item[1]))
+    ready: dict[str, Signals] = {}
+    best: list[float] = []  # a min-heap of the `keep` best relevances so far
+    top: list[float] = []  # the two best, best first
+    cut = 0.0  # known once the two best are: nothing below it can reach the floor
+    settled = needed is None
+    for bound, key, found, terms, partial in bounded:
+        if not settled and len(top) == 2 and bound < top[1]:
+            settled, cut = True, needed(top) if needed is not None else 0.0
+        if settled and bound < cut:
+            break
+        if len(best) >= keep and bound < slack * best[0]:
+            break  # sorted by bound: no later candidate can be among the `keep` best
+        share = fuzzy_share(profile.words, terms.head_words, terms.fuzzy_choices)
+        p = partial
+        features = Features(p.cosine, p.coverage, p.head_coverage, share, p.unknown, p.single_term)
+        ready[key] = with_features(found, features)
+        score = score_hit(ready[key])
+        if len(best) < keep:
+            heapq.heappush(best, score)
+        elif score > best[0]:
+            heapq.heapreplace(best, score)
+        top = sorted((*top, score), reverse=True)[:2]
+    return ready

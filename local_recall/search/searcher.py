@@ -27,7 +27,7 @@ from local_recall.memory.store import MemoryStore
 from local_recall.repo.config import Config
 from local_recall.repo.layout import Layout
 from local_recall.search.background import refresh_background
-from local_recall.search.decision import decide_ranked
+from local_recall.search.decision import decide, decide_ranked, least_relevance
 from local_recall.search.embedders import Embedder, EmbedderFactory, embedder_fingerprint
 from local_recall.search.gather import SignalGatherer
 from local_recall.search.index.plan import row_key
@@ -72,6 +72,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# Only candidates that can reach the `limit` best are scored in full (relevance_inputs.py):
+# one whose relevance bound is below this share of the limit-th best is dropped. Ordering by
+# life (lifecycle/ranking.py: at most 0.8 × 0.6 × 0.9 down for another hit) can lift a hit by
+# less than 1 / 0.43; anything re-ordering by more must lower this.
+ORDER_SLACK = 0.4
+
 # The lifecycle facts of the ranked memories, from a cache (never git): set by the facade.
 LifeLookup = Callable[[Sequence[Memory]], Sequence[Life]]
 
@@ -110,6 +116,11 @@ class Searcher:
         self.lifecycle: LifeLookup | None = None
         # memory id -> (old, new) path of a renamed `file:` scope, from the lifecycle cache
         self.moves: Callable[[], Mapping[str, tuple[str, str]]] | None = None
+
+    def keep_keywords(self) -> None:
+        """For a long-lived process: full-text candidates from an in-process keyword index
+        (search/keyword_index.py) instead of a LanceDB query per search."""
+        self.gather.keep_keywords()
 
     @property
     def embedder(self) -> Embedder:
@@ -194,7 +205,8 @@ class Searcher:
 
     def _best_relevance(self, probe: str) -> float:
         """A background probe's best relevance in the store: a search's, before the decision."""
-        found = self.run(SearchQuery(probe, limit=1, min_score=0.0), sync=False, raw=True)
+        probe_query = SearchQuery(probe, limit=1, min_score=0.0, prompt=True)  # as a prompt is
+        found = self.run(probe_query, sync=False, raw=True)
         return found.hits[0].score if found.hits else 0.0
 
     # --- search ---------------------------------------------------------------------------------
@@ -228,8 +240,20 @@ class Searcher:
         else:
             gathered, cosines = self.gather.from_files(text, terms, query, count, memories)
         # Every candidate scored by its calibrated relevance (relevance.py), on every path.
+        background = None if raw else self.relevance.background()
+        intent = prompt_intent(text)
+        # Unfiltered, the two best relevances make the decision: knowing them, candidates that
+        # cannot reach the floor (or the `count` best) are not scored in full. A filter applies
+        # after scoring (rank), so a filtered search scores every candidate.
+        unfiltered = query.scope is None and query.since is None and query.until is None
         signals = self.relevance.score_ready(
-            query_profile(text), gathered.signals, memories, cosines
+            query_profile(text),
+            gathered.signals,
+            memories,
+            cosines,
+            keep=max(2, count) if unfiltered else None,  # the decision reads the two best
+            slack=ORDER_SLACK,
+            needed=lambda top: least_relevance(floor, decide(top, background, intent)),
         )
         relevance = {key: score_hit(s) for key, s in signals.items()}
         ordered = rank(
@@ -245,8 +269,7 @@ class Searcher:
         )
         # The score: the relevance moved by the store-aware decision (decision.py), so that the
         # best hit's score is the probability that it answers the prompt, given this store.
-        background = None if raw else self.relevance.background()
-        scored, decision = decide_ranked(ordered, background, prompt_intent(text))
+        scored, decision = decide_ranked(ordered, background, intent)
         ranked = [(key, score) for key, score in scored if score > 0 and score >= floor]
         ranked = ranked[: count if self.lifecycle is None else len(ranked)]
         lives: Sequence[Life | None] = [None] * len(ranked)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -36,6 +37,7 @@ from tests.hook_runs import (
 )
 
 PROMPT_ID = "3c6a1b0e-2f4d-4e8a-8b1c-5d7e9f0a1b2c"
+STAND_IN = "What the stand-in daemon answers."
 
 
 def prompt_hook(
@@ -197,7 +199,15 @@ def test_over_stdio_the_hook_tool_is_hidden_callable_and_marks_claude(
     repo: Path, runtime: Path
 ) -> None:
     stand_in = StandIn()
-    env = hook_env(repo, {"XDG_RUNTIME_DIR": str(runtime), "LOCAL_RECALL_ROOT": str(repo)})
+    env = hook_env(
+        repo,
+        {
+            "XDG_RUNTIME_DIR": str(runtime),
+            "LOCAL_RECALL_ROOT": str(repo),
+            # the stand-in daemon answers, not the server's own warm search (tested below)
+            "LOCAL_RECALL_HOOKS_MCP_ANSWERS": "false",
+        },
+    )
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "local_recall", "mcp"], env=env, cwd=str(repo)
     )
@@ -247,3 +257,62 @@ def test_the_servers_index_warm_up_runs_below_the_prompt_hook(
     # do), which may set any niceness: under `nice -n 15`, root's warm-up gets 10.
     wanted = mcp_server.WARM_UP_NICENESS
     assert seen == [wanted if os.geteuid() == 0 else max(mine, wanted)]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="the marker needs /proc")
+def test_once_warm_the_server_answers_prompts_itself_and_stays_current(
+    repo: Path, runtime: Path
+) -> None:
+    """The daemon answers while the server warms up; from then on the server's own warm search
+    does (no socket request), with what the command's search finds, and it sees a memory saved
+    by another process at the next prompt."""
+    add_memories(repo)
+    stand_in = StandIn()
+    stand_in.reply = {"ok": True, "hits": [{**HIT, "body": STAND_IN}]}
+    env = hook_env(repo, {"XDG_RUNTIME_DIR": str(runtime), "LOCAL_RECALL_ROOT": str(repo)})
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "local_recall", "mcp"], env=env, cwd=str(repo)
+    )
+    prompts = ["how do we dedupe memory saves?", "what is on the release checklist?"]
+    seen: dict[str, Any] = {"answers": []}
+    counter = iter(range(10_000))
+
+    async def ask(client: Client, prompt: str) -> str:
+        result = await client.call_tool(
+            "user_prompt_submit", {"prompt": prompt, "prompt_id": f"p-{next(counter)}"}
+        )
+        assert not result.is_error
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+    async def main() -> None:
+        async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+            await client.list_tools()  # the warm-up starts after the handshake
+            with served_as_daemon(repo, stand_in.handle):
+                ceiling = time.monotonic() + 300
+                while STAND_IN in await ask(client, prompts[0]):
+                    assert time.monotonic() < ceiling, "the server never answered itself"
+                    await anyio.sleep(0.2)
+                asked = len(stand_in.requests)
+                seen["answers"] = [await ask(client, prompt) for prompt in prompts]
+                seen["daemon_asked"] = len(stand_in.requests) - asked
+            from local_recall.recall import Recall
+
+            other = Recall.open(settings=Settings(root=repo, environ=clean_env()))
+            other.add("Wheel publishing", "We publish the wheel with trusted publishing from CI.")
+            other.sync_index()
+            seen["later"] = await ask(client, "how do we publish the wheel?")
+
+    anyio.run(main)
+    assert "searching in-process" not in log_text(repo)  # the server never fell back
+    assert seen["daemon_asked"] == 0
+    # the same memories as the command's own search shows (its scores, from the files alone,
+    # may differ in the second decimal)
+    cold = [command_output(repo, prompt) for prompt in prompts]
+    assert [shown_ids(a) for a in seen["answers"]] == [shown_ids(c) for c in cold]
+    assert "two sessions may save the same memory" in seen["answers"][0]
+    assert "trusted publishing" in seen["later"]
+
+
+def shown_ids(output: str) -> list[str]:
+    return re.findall(r"\bid ([0-9a-f-]{36})", output)

@@ -365,3 +365,19 @@ def test_why_shows_the_decision_and_its_inputs(repo: Path, cli: CliRunner) -> No
     assert chat["searched"] is False and chat["injected"] == [] and chat["reason"]
     unrelated = cli("why", "what is the capital of France?")
     assert "result: nothing shown" in unrelated.stdout
+
+
+@pytest.mark.parametrize(
+    ("shift", "floor"), [(0.0, 0.3), (1.5, 0.3), (-2.0, 0.3), (0.7, 0.5), (3.0, 0.05)]
+)
+def test_least_relevance_is_the_edge_of_reaching_the_floor(shift: float, floor: float) -> None:
+    """The pruned scoring drops a runner-up below `least_relevance`: just above it the shifted
+    score reaches the floor, just below it does not."""
+    decision = dec.Decision(
+        0.9, 0.2, 0.1, Intent(0, 0, 0, 0), dec.sigmoid(dec.logit(0.9) + shift), shift
+    )
+    edge = dec.least_relevance(floor, decision)
+    assert dec.shifted(edge + 1e-6, decision) >= floor
+    assert dec.shifted(edge - 1e-6, decision) < floor
+    assert dec.least_relevance(0.0, decision) == 0.0
+    assert dec.least_relevance(1.0, decision) == 1.0

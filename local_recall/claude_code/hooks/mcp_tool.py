@@ -16,6 +16,7 @@ PromptHook): this module is plain Python over the hook runtime, tested without a
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from local_recall.claude_code.hooks.events import AGENT, DEADLINE_SECONDS, hook_output
@@ -53,6 +54,12 @@ class PromptHook:
         self._service: ContextService | None = None
         self._search_lock = threading.Lock()
         self._said_left = False  # logged once that the command answers the prompts
+        # The server's own warm search (mcp_server/lazy.py), asked before the daemon: no
+        # socket round trip, no JSON. None from it (warming up, syncing): the daemon answers.
+        self._warm: Callable[[PromptAsk], list[Note] | None] | None = None
+
+    def use_warm(self, warm: Callable[[PromptAsk], list[Note] | None]) -> None:
+        self._warm = warm
 
     def answer(self, prompt: str, prompt_id: str = "", session_id: str = "") -> str:
         """The hook's output (one JSON object, or "" for nothing); never raises."""
@@ -93,6 +100,7 @@ class PromptHook:
                 session_id=interpolated(session_id),
                 prompt_id=prompt_id,
                 claim=lambda: self.marker.claim(prompt_id),
+                warm=self._warm,
             )
             return hook_output(EVENT, context)
         except Exception:
