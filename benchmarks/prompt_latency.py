@@ -221,7 +221,8 @@ def prepare_baseline(source: Path, launcher: list[str], env: dict[str, str]) -> 
     `local-recall` (e.g. main's), to measure it in the same rounds."""
     repo = source.parent / f"{source.name}-baseline"
     shutil.rmtree(repo, ignore_errors=True)
-    skip = shutil.ignore_patterns("state", "recall.log*", ".claude", ".mcp.json")
+    # its own config.toml too: an older checkout refuses sections it does not know yet
+    skip = shutil.ignore_patterns("state", "recall.log*", ".claude", ".mcp.json", "config.toml")
     shutil.copytree(source, repo, ignore=skip, symlinks=True)
     lr(launcher, repo, env, "init")
     lr(launcher, repo, env, "index")
@@ -426,7 +427,7 @@ def search_times(repo: Path, env: dict[str, str], runs: int) -> list[float]:
     from local_recall.search.query_intent import has_nothing_to_look_up
 
     settings = read_hook_settings(Layout(repo), env)
-    sockets = daemon_sockets(repo, repo / "local-recall" / "state", env)
+    sockets = list(daemon_sockets(repo, repo / "local-recall" / "state", env))  # an iterator
     queries = [q for q in map(prompt_query, SESSION_PROMPTS) if q and not has_nothing_to_look_up(q)]
     seen: list[float] = []
     for round_ in range(runs + 1):

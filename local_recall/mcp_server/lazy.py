@@ -59,7 +59,8 @@ class LazyRecall:
                 from local_recall.recall import Recall
 
                 self._recall = Recall.open(settings=self.settings)
-                self._recall.searcher.keep_keywords()  # many searches: no LanceDB query each
+                if self._recall.config.hooks.mcp_answers:  # prompts answered here: many
+                    self._recall.searcher.keep_keywords()  # searches, no LanceDB query each
                 log_to_repo(self._recall)
             return self._recall
 
@@ -153,8 +154,6 @@ class LazyRecall:
             return
         try:
             recall = self.get()
-            if not recall.config.hooks.mcp_answers:  # [hooks] mcp_answers = false
-                return
             with self.index_lock:
                 report = recall.sync_index()
             log.info("MCP %s: index ready (%s)", why, report)
