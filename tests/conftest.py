@@ -30,6 +30,9 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOCAL_RECALL_")}
     env.pop("CLAUDE_PROJECT_DIR", None)
     env["PYTHONUNBUFFERED"] = "1"
+    # `daemon start` waits 20 s by default; a loaded machine took longer to import and answer
+    # (issue 38: two loaded fresh-clone runs). A test that wants the give-up sets its own.
+    env["LOCAL_RECALL_DAEMON_START_WAIT_SECONDS"] = "300"
     if extra:
         env.update(extra)
     return env

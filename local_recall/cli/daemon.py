@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from local_recall.capture.health import ExtractionHealth, describe, read_health
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.errors import RecallError
+
+if TYPE_CHECKING:
+    from local_recall.settings import Settings
 
 
 @cli.group()
@@ -22,16 +26,16 @@ def daemon() -> None:
     "--wait",
     "wait_seconds",
     type=float,
-    default=20.0,
-    show_default=True,
-    help="Seconds to wait until it answers.",
+    default=None,
+    help="Seconds to wait until it answers [default: daemon.start_wait_seconds, 20].",
 )
 @pass_app
-def daemon_start(app: AppContext, wait_seconds: float) -> None:
+def daemon_start(app: AppContext, wait_seconds: float | None) -> None:
     """Start the daemon in the background (no-op if one already runs)."""
     from local_recall.daemon.control import start_daemon
 
-    result = start_daemon(app.settings, wait_seconds=wait_seconds)
+    wait = start_wait(app.settings) if wait_seconds is None else wait_seconds
+    result = start_daemon(app.settings, wait_seconds=wait)
     if result.already_running:
         click.echo(f"already running (pid {result.pid})")
     elif result.ready:
@@ -110,3 +114,14 @@ def daemon_run(app: AppContext) -> None:
         click.echo(f"already running (pid {outcome.already_running})")
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
+
+
+def start_wait(settings: Settings) -> float:
+    """`[daemon] start_wait_seconds` (a loaded machine may need more than 20 s for a new
+    daemon's imports); the default when config.toml does not parse."""
+    from local_recall.repo.config import load_config_or_defaults
+
+    config, _ = load_config_or_defaults(
+        settings.layout.config_path, settings.environ, user_path=settings.user_config_path
+    )
+    return config.daemon.start_wait_seconds

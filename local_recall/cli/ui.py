@@ -21,19 +21,21 @@ ASK_SECONDS = 30.0  # the first request starts the web server (and may wait for 
     "--wait",
     "wait_seconds",
     type=float,
-    default=20.0,
-    show_default=True,
-    help="Seconds to wait for a daemon to start.",
+    default=None,
+    help="Seconds to wait for a daemon to start [default: daemon.start_wait_seconds, 20].",
 )
 @pass_app
-def ui(app: AppContext, no_browser: bool, wait_seconds: float) -> None:
+def ui(app: AppContext, no_browser: bool, wait_seconds: float | None) -> None:
     """Browse, search, review and edit memories in the browser (served on 127.0.0.1 only,
     behind a random token in the URL)."""
     from local_recall.daemon.control import start_daemon
     from local_recall.daemon.query_client import ask, daemon_sockets, socket_paths
 
     settings = app.settings
-    started = start_daemon(settings, wait_seconds=wait_seconds)
+    from local_recall.cli.daemon import start_wait
+
+    wait = start_wait(settings) if wait_seconds is None else wait_seconds
+    started = start_daemon(settings, wait_seconds=wait)
     if not started.ready:
         raise RecallError(f"daemon did not start (pid {started.pid}): {started.detail}")
     sockets = daemon_sockets(settings.root, settings.layout.state_dir, settings.environ)

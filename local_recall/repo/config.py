@@ -170,6 +170,9 @@ class DaemonConfig:
     idle_exit_minutes: float = _key(
         0.0, "Exit after this long without work or queries; 0 = never.", minimum=0
     )
+    start_wait_seconds: float = _key(
+        20.0, "How long `daemon start` and `ui` wait for a new daemon to answer.", minimum=0
+    )
 
 
 @dataclass(frozen=True, slots=True)

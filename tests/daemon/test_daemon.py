@@ -495,3 +495,22 @@ def test_missing_claude_is_one_warning_when_it_starts_and_one_when_it_ends(
         assert len(ended) == 1 and "resumed" in ended[0], ended
         assert len(api.message_requests()) >= 1  # the transcript was extracted after all
         assert status_json(repo)["counts"]["errors"] == 1
+
+
+def test_daemon_start_waits_as_long_as_the_config_says(repo: Path) -> None:
+    """`daemon start` waits `[daemon] start_wait_seconds` (the suite gives a loaded machine
+    300 s through its environment): a wait no daemon can meet gives up with the one-line
+    error, and `--wait` still wins over it."""
+    env = daemon_env(repo, LOCAL_RECALL_DAEMON_START_WAIT_SECONDS="0.001")
+    try:
+        started = lr(repo, "daemon", "start", env=env)
+        assert started.returncode == 1
+        assert started.stderr.startswith("local-recall: error: daemon did not start (pid ")
+        assert "did not answer in time" in started.stderr
+    finally:
+        stop_and_reap(repo)
+    try:
+        started = lr(repo, "daemon", "start", "--wait", "120", env=env)
+        assert started.returncode == 0, started.stderr
+    finally:
+        stop_and_reap(repo)
