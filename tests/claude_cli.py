@@ -101,7 +101,7 @@ def offline_env(
     base_url: str,
     *,
     extra: Mapping[str, str] | None = None,
-    mcp_connect_timeout_ms: int = 20_000,
+    mcp_connect_timeout_ms: int = 120_000,  # a hang guard: a loaded machine passed 20 s
 ) -> dict[str, str]:
     """Environment for a `claude` process that talks only to ``base_url`` (a FakeAnthropic)
     and keeps all its state under ``home`` (created if needed)."""

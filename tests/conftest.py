@@ -33,6 +33,9 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     # `daemon start` waits 20 s by default; a loaded machine took longer to import and answer
     # (issue 38: two loaded fresh-clone runs). A test that wants the give-up sets its own.
     env["LOCAL_RECALL_DAEMON_START_WAIT_SECONDS"] = "300"
+    # Likewise the hooks' own 8 s (1 s at session end): a test about what a hook answers waits
+    # for the answer; a test about the deadline sets a short one of its own.
+    env["LOCAL_RECALL_HOOK_DEADLINE_SECONDS"] = "120"
     if extra:
         env.update(extra)
     return env
@@ -72,7 +75,7 @@ def cli(repo: Path) -> CliRunner:
         input: str | None = None,
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
-        timeout: float = 60,
+        timeout: float = 300,  # a hang guard: three `add`s at once passed 60 s under load
     ) -> Result:
         proc = subprocess.run(
             [sys.executable, "-m", "local_recall", *args],
