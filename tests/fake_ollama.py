@@ -83,6 +83,10 @@ class FakeOllama:
         """Every following request gets `status` and {"error": message}."""
         self._failure = (status, message)
 
+    def recover(self) -> None:
+        """Requests are answered again (after `fail_with`)."""
+        self._failure = None
+
     def hang(self) -> None:
         """Every following request waits (without answering) until the server stops."""
         self._hanging = True

@@ -8,30 +8,31 @@ only a cache: a missing or broken one is rebuilt from the files.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
+from local_recall.memory.catalog_entry import entry_from_memory, memory_from_entry
 from local_recall.memory.catalog_file import CatalogFile
 from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.model import (
     Draft,
     Memory,
     content_hash,
-    format_timestamp,
     parse_memory_id,
-    parse_timestamp,
 )
 from local_recall.memory.store_files import (
     StatKey,
     claimants,
     collector_paused,
+    folder_stamp,
     list_memory_files,
     only_claimant,
     opened_folder,
@@ -48,12 +49,9 @@ log = logging.getLogger(__name__)
 
 # the memory a draft says in other words, among the store's memories (`create`'s `unless`)
 Twin = Callable[[Sequence[Memory]], Memory | None]
-Listing = tuple[tuple[str, StatKey, str | None], ...]  # (name, stat key, why not read) per file
+Listing = dict[str, tuple[StatKey, str | None]]  # name -> (stat key, why not read) per file
 _CATALOG_VERSION = 3  # 2: provenance and review fields; 3: superseded_by/_reason
 _LOCK_TIMEOUT_SECONDS = 60.0
-
-# catalog fields copied as they are
-_PROVENANCE = ("commit", "branch", "session", "unreviewed", "superseded_by", "superseded_reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +60,15 @@ class Scan:
 
     memories: tuple[Memory, ...]
     problems: tuple[InvalidMemoryFile, ...]
+
+
+class _Seen(NamedTuple):
+    """The last scan, the listing it read and the folder's stat before that listing (None:
+    unknown, e.g. after this process wrote a file into it)."""
+
+    listing: Listing
+    folder: StatKey | None
+    scan: Scan
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +104,7 @@ class MemoryStore:
         # name -> (stat key, Memory): a long-lived process re-scanning an unchanged folder builds
         # no objects at all (at 100k files, a Path + Memory per file cost ~2 s per scan).
         self._memo: dict[str, tuple[StatKey, Memory]] = {}
-        self._last: tuple[Listing, Scan] | None = None  # the last scan and the listing it read
+        self._last: _Seen | None = None
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -120,9 +127,13 @@ class MemoryStore:
 
     def scan(self) -> Scan:
         """Every memory file, parsed through the catalog cache. Never raises for a bad file."""
-        listing = tuple(self._files())
-        if self._last is not None and self._last[0] == listing and self._catalog.unchanged():
-            return self._last[1]  # files and catalog as last scanned (a save scans twice)
+        # before the listing: a change during it moves it (a file-system clock: not Settings')
+        stamp = folder_stamp(self.directory, time.time_ns())
+        listing = {name: (key, why) for name, key, why in self._files()}
+        last = self._last
+        if last is not None and last.listing == listing and self._catalog.unchanged():
+            self._last = last._replace(folder=stamp)
+            return last.scan  # files and catalog as last scanned or written
         catalog = self._load_catalog()
         fresh: dict[str, dict[str, Any]] = {}
         memories: list[Memory] = []
@@ -144,7 +155,7 @@ class MemoryStore:
             if known is not None and known[0] == key:
                 memory = known[1]
             else:
-                memory = _memory_from_entry(entry["memory"], self.directory / name, self.kind)
+                memory = memory_from_entry(entry["memory"], self.directory / name, self.kind)
             memo[name] = (key, memory)
             memories.append(memory)
         self._memo = memo
@@ -153,7 +164,7 @@ class MemoryStore:
         memories.sort(key=lambda m: (m.occurred_at, m.id))
         problems.sort(key=lambda p: str(p.path))
         scan = Scan(tuple(memories), tuple(problems))
-        self._last = (listing, scan)
+        self._last = _Seen(listing, stamp, scan)
         return scan
 
     def _files(self) -> Iterator[tuple[str, StatKey, str | None]]:
@@ -164,7 +175,7 @@ class MemoryStore:
     ) -> Iterator[tuple[str, StatKey, dict[str, Any] | str]]:
         """(name, stat key, its catalog entry or why it is not read) per file: the cached entry
         while the stat key matches, else the file parsed anew."""
-        for name, key, unusable in listing:
+        for name, (key, unusable) in listing.items():
             cached = catalog.get(name)
             if unusable is not None:
                 yield name, key, unusable
@@ -181,7 +192,7 @@ class MemoryStore:
             return {"stat": list(key), "error": exc.reason}
         except (OSError, UnicodeDecodeError) as exc:
             return {"stat": list(key), "error": f"cannot read: {exc}"}
-        return {"stat": list(key), "memory": _entry_from_memory(memory)}
+        return {"stat": list(key), "memory": entry_from_memory(memory)}
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -198,7 +209,7 @@ class MemoryStore:
             return found
         try:
             with self._lock():
-                now = self.scan().memories
+                now = self._rescan().memories
                 again = unless if now is not seen and _state(now) != _state(seen) else None
                 if (found := _holder(now, digest, again)) is not None:
                     return found
@@ -219,13 +230,30 @@ class MemoryStore:
         entry = self._parse_entry(path, key)
         if "error" in entry:  # cannot happen for a file we rendered; never hide it if it does
             raise StorageError(f"{path}: written but does not parse: {entry['error']}")
-        memory = _memory_from_entry(entry["memory"], path, self.kind)
+        memory = memory_from_entry(entry["memory"], path, self.kind)
         catalog = dict(self._load_catalog())
         catalog[path.name] = entry
         self._save_catalog(catalog)
-        self._last = None
+        if self._last is not None:  # the next scan that lists the same files returns this one
+            self._last = _with_file(self._last, path.name, key, memory)
         self._memo[path.name] = (key, memory)
         return memory
+
+    def _rescan(self) -> Scan:
+        """`scan` again under the store's lock, right after one outside it: the same scan when
+        neither the folder (a file added, removed or renamed in: an atomic write is a rename)
+        nor the catalog (every writer of this store records its file there under the lock)
+        changed since its listing, without listing 5,000 files again. A hand edit in place
+        moves neither: the next scan, a moment later, sees it."""
+        last = self._last
+        if (
+            last is not None
+            and last.folder is not None
+            and last.folder == folder_stamp(self.directory, time.time_ns())
+            and self._catalog.unchanged()
+        ):
+            return last.scan
+        return self.scan()
 
     def put(self, memory_id: str, draft: Draft) -> Created:
         """Write the memory with this id, new or rewritten (session summaries: one file per
@@ -307,54 +335,14 @@ class MemoryStore:
         self._catalog.save(entries)  # a save appends its entry (catalog_file.py)
 
 
-def _entry_from_memory(memory: Memory) -> dict[str, Any]:
-    return {
-        "id": memory.id,
-        "subject": memory.subject,
-        "body": memory.body,
-        "keywords": list(memory.keywords),
-        "applies_to": memory.applies_to,
-        "occurred_at": format_timestamp(memory.occurred_at),
-        "occurred_at_exact": memory.occurred_at.isoformat(),
-        "content_hash": memory.content_hash,
-        "source": memory.source,
-        **{key: getattr(memory, key) for key in _PROVENANCE},
-        "files": list(memory.files),
-        "extra": _json_safe(dict(memory.extra)),
-        "stale_hash": memory.stale_hash,
-    }
-
-
-def _memory_from_entry(entry: Mapping[str, Any], path: Path, kind: str) -> Memory:
-    return Memory(
-        id=entry["id"],
-        subject=entry["subject"],
-        body=entry["body"],
-        keywords=tuple(entry["keywords"]),
-        applies_to=entry["applies_to"],
-        occurred_at=parse_timestamp(entry["occurred_at_exact"]),
-        content_hash=entry["content_hash"],
-        source=entry["source"],
-        kind=kind,
-        **{key: entry[key] for key in _PROVENANCE},
-        files=tuple(entry["files"]),
-        extra=MappingProxyType(entry["extra"]),
-        path=path,
-        stale_hash=entry["stale_hash"],
-    )
-
-
-def _json_safe(value: Any) -> Any:
-    """Person-added frontmatter may hold dates; the catalog stores them as ISO strings."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return value
+def _with_file(seen: _Seen, name: str, key: StatKey, memory: Memory) -> _Seen:
+    """`seen` with file `name` (new or rewritten) listed at `key` and holding `memory`; the
+    folder's stat is unknown after the write."""
+    memories = [m for m in seen.scan.memories if m.path is None or m.path.name != name]
+    bisect.insort(memories, memory, key=lambda m: (m.occurred_at, m.id))
+    problems = tuple(p for p in seen.scan.problems if p.path.name != name)
+    listing = {**seen.listing, name: (key, None)}
+    return _Seen(listing, None, Scan(tuple(memories), problems))
 
 
 def _holder(memories: Sequence[Memory], digest: str, unless: Twin | None) -> Created | None:

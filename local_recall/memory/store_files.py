@@ -56,6 +56,27 @@ def list_memory_files(directory: Path) -> Iterator[tuple[str, StatKey, str | Non
         yield entry.name, (st.st_ino, st.st_mtime_ns, st.st_size), _unusable(entry)
 
 
+# A file system stamps a change with a coarse clock (a tick: 1-10 ms on Linux): a folder changed in
+# the same tick as it was listed can change again without its mtime moving (git's "racy" entries)
+RACY_NS = 20_000_000
+
+
+def folder_stamp(directory: Path, listed_at_ns: int) -> StatKey | None:
+    """The folder's own (inode, mtime_ns, size) before a listing at `listed_at_ns` (wall clock:
+    what the file system stamps with): a file added, removed or renamed in moves its mtime.
+    None when it cannot be read, or when it changed too close to the listing to tell."""
+    try:
+        st = os.lstat(directory)
+    except OSError:
+        return None
+    return settled_stamp((st.st_ino, st.st_mtime_ns, st.st_size), listed_at_ns)
+
+
+def settled_stamp(stamp: StatKey, listed_at_ns: int) -> StatKey | None:
+    """`stamp` if its mtime is older than the listing by more than a tick, else None."""
+    return stamp if stamp[1] < listed_at_ns - RACY_NS else None
+
+
 def _unusable(entry: os.DirEntry[str]) -> str | None:
     if entry.is_symlink():
         return "a symbolic link (not followed)"

@@ -35,15 +35,21 @@ def _ranked(
 
     norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(vector) or 1.0)
     cosines = (matrix @ vector) / np.where(norms == 0, 1.0, norms)
-    order = np.argsort(-cosines)[: NEAREST + 1]
-    return [(keys[i].rpartition("/")[2], float(cosines[i])) for i in order.tolist()]
+    if not len(keys):
+        return []
+    # Ties at the cut are broken by key, not by row order: the index's copy (rows.py) may
+    # hold its rows in another order than LanceDB returns them, and must rank the same.
+    floor = np.partition(-cosines, min(NEAREST, len(keys) - 1))[min(NEAREST, len(keys) - 1)]
+    tied = np.flatnonzero(-cosines <= floor).tolist()
+    order = sorted(tied, key=lambda i: (-cosines[i], keys[i]))[: NEAREST + 1]
+    return [(keys[i].rpartition("/")[2], float(cosines[i])) for i in order]
 
 
 def nearest_memories(index: MemoryIndex, embedder: Embedder, text: str) -> list[tuple[str, float]]:
     """(memory id, cosine) of the episodic memories nearest `text`, nearest first."""
     import numpy as np
 
-    keys, matrix = index.vectors("episodic")
+    keys, matrix = index.whole_vectors("episodic")  # kept in step with the index's writes
     if not keys:
         return []
     vector = np.asarray(embedder.embed_documents([text])[0], dtype=np.float32)
@@ -59,8 +65,9 @@ def paraphrased_memory(
     content hash answers for it)."""
     text = f"{subject}\n{body}"
     found = {m.id: m for m in memories}
-    texts = {i: memory_text(m) for i, m in found.items()}
-    match = paraphrase_of(text, nearest_memories(index, embedder, text), texts)
+    nearest = nearest_memories(index, embedder, text)
+    texts = {i: memory_text(found[i]) for i, _ in nearest if i in found}  # the few compared
+    match = paraphrase_of(text, nearest, texts)
     if match is None or found[match].body.strip() == body.strip():
         return None
     return found[match]
@@ -71,7 +78,7 @@ def look_alikes(
 ) -> Mapping[str, str]:
     """For each id in `wanted`: the other memory it paraphrases, judged on the vectors the
     index holds (no embedding). Ids without a vector, or like no other, are left out."""
-    keys, matrix = index.vectors("episodic")
+    keys, matrix = index.whole_vectors("episodic")
     row = {key.rpartition("/")[2]: i for i, key in enumerate(keys)}
     texts = {m.id: memory_text(m) for m in memories}
     found: dict[str, str] = {}

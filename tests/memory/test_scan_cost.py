@@ -11,12 +11,15 @@ from __future__ import annotations
 import cProfile
 import os
 import pstats
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from local_recall.memory.drafts import make_draft
 from local_recall.memory.format import render_memory
-from local_recall.memory.model import Memory, content_hash, new_memory_id
+from local_recall.memory.model import Draft, Memory, content_hash, new_memory_id
 from local_recall.memory.store import MemoryStore
+from local_recall.memory.store_files import RACY_NS, settled_stamp
 
 
 def write_memories(folder: Path, count: int) -> None:
@@ -75,3 +78,79 @@ def test_a_rescan_of_an_unchanged_folder_builds_nothing(tmp_path: Path) -> None:
     assert again is not first and len(again.memories) == 31
     (folder / f"{again.memories[0].id}.md").unlink()
     assert [m.id for m in store.scan().memories] == [m.id for m in again.memories[1:]]
+
+
+def draft(n: int) -> Draft:
+    return make_draft(
+        subject=f"Retry uploads, case {n}",
+        body=f"Uploads are retried after {n} minutes, then the on-call is paged.",
+        keywords=None,
+        applies_to="global",
+        occurred_at=datetime(2025, 1, 1, tzinfo=UTC) + timedelta(minutes=n),
+        source="test",
+    )
+
+
+def no_twin(_memories: Sequence[Memory]) -> Memory | None:
+    return None  # the paraphrase check's answer when nothing says the same
+
+
+def save_calls(root: Path, count: int) -> tuple[int, int, MemoryStore]:
+    """(stats of memory files, scans rebuilt) of a warm store's save, and the store."""
+    folder = root / "local-recall" / "episodic-memory"
+    write_memories(folder, count)
+    store = MemoryStore(folder, root / "local-recall" / "state", new_id=new_memory_id)
+    store.create(draft(1), unless=no_twin)  # warm: the catalog written, a save behind it
+    past = os.stat(folder).st_mtime_ns - 10**9  # that save a second ago (the folder is trusted
+    os.utime(folder, ns=(past, past))  # only once its mtime is older than a file-system tick)
+    profile = cProfile.Profile()
+    profile.enable()
+    created = store.create(draft(2), unless=no_twin)
+    store.scan()  # the next save's first scan
+    profile.disable()
+    assert created.created
+    calls = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    stats = sum(c[1] for (_f, _l, name), c in calls.items() if "posix.DirEntry" in name)
+    rebuilt = sum(c[1] for (_f, _l, name), c in calls.items() if name == "_entries")
+    return stats, rebuilt, store
+
+
+def test_a_save_lists_the_folder_once_and_the_next_scan_rebuilds_nothing(tmp_path: Path) -> None:
+    """Issue 36, the save at 5,000 memories: a save listed the folder twice (its scan, then
+    the same scan under the store lock: ~30 ms each at 5,000 files), and the next scan rebuilt
+    the list of memories because the save had dropped it. Now the scan under the lock is the
+    first while neither the folder nor the catalog moved, and the save's file is added to the
+    kept scan."""
+    small_stats, small_rebuilt, _ = save_calls(tmp_path / "small", 20)
+    large_stats, large_rebuilt, store = save_calls(tmp_path / "large", 200)
+    # one listing of the 180 more files (each: stat, is_symlink, is_file), and the next scan's
+    assert large_stats - small_stats == 2 * 3 * 180, (small_stats, large_stats)  # was 3 listings
+    assert small_rebuilt == large_rebuilt == 0  # was 1: the next scan rebuilt the list
+    kept = store.scan()
+    scratch = MemoryStore(store.directory, tmp_path / "scratch-state", new_id=new_memory_id).scan()
+    assert kept.memories == scratch.memories and kept.problems == scratch.problems
+
+
+def test_a_folder_changed_within_a_tick_of_its_listing_is_not_trusted() -> None:
+    listed_at = 5_000_000_000
+    assert settled_stamp((7, 4_900_000_000, 4096), listed_at) == (7, 4_900_000_000, 4096)
+    assert settled_stamp((7, listed_at - RACY_NS - 1, 4096), listed_at) is not None
+    assert settled_stamp((7, listed_at - RACY_NS, 4096), listed_at) is None
+    assert settled_stamp((7, listed_at + 1, 4096), listed_at) is None  # a clock behind the disk's
+
+
+def test_the_scan_under_the_lock_sees_a_file_added_meanwhile(tmp_path: Path) -> None:
+    """What another process (or `git pull`) adds between a save's scan and its lock moves the
+    folder: the save's check under the lock lists it. A rewrite in place moves neither folder
+    nor catalog; the next scan sees it."""
+    folder = tmp_path / "local-recall" / "episodic-memory"
+    write_memories(folder, 5)
+    store = MemoryStore(folder, tmp_path / "local-recall" / "state", new_id=new_memory_id)
+    first = store.scan()
+    other = MemoryStore(folder, tmp_path / "other-state", new_id=new_memory_id)
+    added = other.create(draft(3)).memory  # its own catalog: only the folder says so
+    assert added.id in {m.id for m in store._rescan().memories}
+    assert store._rescan() is store.scan()  # nothing moved since: the same scan
+    path = folder / f"{first.memories[0].id}.md"
+    path.write_text(path.read_text().replace("concurrent writers race", "two writers race"))
+    assert "two writers race" in store.scan().memories[0].body

@@ -36,6 +36,7 @@ INDEX_FORMAT: Final = 2  # bump when the tables' columns change: every index is 
 TEXT_RECIPE = "text-3"
 # ... or when the rest of the row changes shape (rows are rewritten, vectors kept).
 META_RECIPE = "meta-1"
+PENDING: Final = "pending:"  # text_fp prefix of a row written without a vector
 
 
 @dataclass(frozen=True, slots=True)

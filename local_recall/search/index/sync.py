@@ -24,6 +24,7 @@ from local_recall.repo.locks import held_lock
 from local_recall.search.embedders import Embedder, canonical_ollama_model, embedder_fingerprint
 from local_recall.search.index.plan import (
     INDEX_FORMAT,
+    PENDING,
     Fingerprint,
     IndexMeta,
     IndexPlan,
@@ -50,7 +51,6 @@ from local_recall.search.vector_log import log_paths
 log = logging.getLogger(__name__)
 
 EMBED_BATCH: Final = 256  # rows embedded and written per step: progress and crash-safety
-PENDING: Final = "pending:"  # text_fp prefix of a row written without a vector
 _LOCK_TIMEOUT_SECONDS: Final = 300.0
 
 ProgressCallback = Callable[[int, int], None]  # (done, total)
@@ -345,10 +345,14 @@ def _appended(
 
     if not changed:
         return True  # metadata only: the vectors are the same
-    keys, matrix = index.vectors(None, keys=changed)
-    if index.has_passages():
-        more, extra = index.vectors(None, passages=True, keys=changed)
-        keys, matrix = keys + more, np.concatenate([matrix, extra]) if more else matrix
+    held = index.written_vectors(changed)  # what this sync just wrote: not read back
+    if held is not None:
+        keys, matrix = held
+    else:
+        keys, matrix = index.vectors(None, keys=changed)
+        if index.has_passages():
+            more, extra = index.vectors(None, passages=True, keys=changed)
+            keys, matrix = keys + more, np.concatenate([matrix, extra]) if more else matrix
     sizes = append_vector_cache(state_dir, keys, matrix, covers=changed, embedder=embedder)
     if sizes is None:
         return False

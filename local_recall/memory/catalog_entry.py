@@ -1,0 +1,65 @@
+"""A store's catalog entry (store.py): every field of a parsed memory file in JSON form, and the
+memory built back from one. The catalog (catalog_file.py) keeps one per file, keyed by stat."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from local_recall.memory.model import Memory, format_timestamp, parse_timestamp
+
+# catalog fields copied as they are
+PROVENANCE = ("commit", "branch", "session", "unreviewed", "superseded_by", "superseded_reason")
+
+
+def entry_from_memory(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "subject": memory.subject,
+        "body": memory.body,
+        "keywords": list(memory.keywords),
+        "applies_to": memory.applies_to,
+        "occurred_at": format_timestamp(memory.occurred_at),
+        "occurred_at_exact": memory.occurred_at.isoformat(),
+        "content_hash": memory.content_hash,
+        "source": memory.source,
+        **{key: getattr(memory, key) for key in PROVENANCE},
+        "files": list(memory.files),
+        "extra": json_safe(dict(memory.extra)),
+        "stale_hash": memory.stale_hash,
+    }
+
+
+def memory_from_entry(entry: Mapping[str, Any], path: Path, kind: str) -> Memory:
+    return Memory(
+        id=entry["id"],
+        subject=entry["subject"],
+        body=entry["body"],
+        keywords=tuple(entry["keywords"]),
+        applies_to=entry["applies_to"],
+        occurred_at=parse_timestamp(entry["occurred_at_exact"]),
+        content_hash=entry["content_hash"],
+        source=entry["source"],
+        kind=kind,
+        **{key: entry[key] for key in PROVENANCE},
+        files=tuple(entry["files"]),
+        extra=MappingProxyType(entry["extra"]),
+        path=path,
+        stale_hash=entry["stale_hash"],
+    )
+
+
+def json_safe(value: Any) -> Any:
+    """Person-added frontmatter may hold dates; the catalog stores them as ISO strings."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
