@@ -84,8 +84,21 @@ class CatalogFile:
         except (StorageError, OSError, ValueError):
             return
 
-    def _append(self, entries: Entries) -> bool:
-        """Append the difference from the last load or save; False when a new base is due."""
+    def put(self, name: str, entry: dict[str, Any]) -> None:
+        """Record one file's entry (a save's), the others as last loaded or saved: its line is
+        appended without comparing the other 5,000 entries (never raises, as `save`)."""
+        try:
+            known = self.load()  # two stats; read again if another process wrote since
+            if not self._append(None, (name, entry)):
+                self._write_base({**known, name: entry})
+        except (StorageError, OSError, ValueError):
+            return
+
+    def _append(
+        self, entries: Entries | None, one: tuple[str, dict[str, Any]] | None = None
+    ) -> bool:
+        """Append the difference from the last load or save (`one`: that entry is the
+        difference); False when a new base is due."""
         if self._stamp is None or self._base is None:
             return False
         base_key, log_key = _stat(self.path), _stat(self.log_path)
@@ -94,8 +107,12 @@ class CatalogFile:
         if log_key is not None and log_key[1] > self._base_size * COMPACT_SHARE:
             return False
         known = self._entries
-        changed = {name: e for name, e in entries.items() if known.get(name) is not e}
-        dropped = [name for name in known if name not in entries]
+        if one is not None:
+            changed, dropped, entries = {one[0]: one[1]}, [], {**known, one[0]: one[1]}
+        else:
+            assert entries is not None
+            changed = {name: e for name, e in entries.items() if known.get(name) is not e}
+            dropped = [name for name in known if name not in entries]
         if not changed and not dropped:
             return True
         line = json.dumps({"set": changed, "drop": dropped}).encode() + b"\n"
@@ -115,7 +132,7 @@ class CatalogFile:
             after = os.fstat(fd)
         finally:
             os.close(fd)
-        self._entries, self._log_follows = dict(entries), True
+        self._entries, self._log_follows = (entries if one else dict(entries)), True
         self._stamp = (self._base, (after.st_ino, after.st_size, after.st_mtime_ns))
         return True
 

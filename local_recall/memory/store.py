@@ -231,9 +231,7 @@ class MemoryStore:
         if "error" in entry:  # cannot happen for a file we rendered; never hide it if it does
             raise StorageError(f"{path}: written but does not parse: {entry['error']}")
         memory = memory_from_entry(entry["memory"], path, self.kind)
-        catalog = dict(self._load_catalog())
-        catalog[path.name] = entry
-        self._save_catalog(catalog)
+        self._catalog.put(path.name, entry)  # its line appended: the other entries as loaded
         if self._last is not None:  # the next scan that lists the same files returns this one
             self._last = _with_file(self._last, path.name, key, memory)
         self._memo[path.name] = (key, memory)
@@ -338,7 +336,9 @@ class MemoryStore:
 def _with_file(seen: _Seen, name: str, key: StatKey, memory: Memory) -> _Seen:
     """`seen` with file `name` (new or rewritten) listed at `key` and holding `memory`; the
     folder's stat is unknown after the write."""
-    memories = [m for m in seen.scan.memories if m.path is None or m.path.name != name]
+    memories = list(seen.scan.memories)
+    if name in seen.listing:  # rewritten (`put`): its old memory goes (a file is `<id>.md`)
+        memories = [m for m in memories if m.id != memory.id]
     bisect.insort(memories, memory, key=lambda m: (m.occurred_at, m.id))
     problems = tuple(p for p in seen.scan.problems if p.path.name != name)
     listing = {**seen.listing, name: (key, None)}

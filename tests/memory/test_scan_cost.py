@@ -95,8 +95,9 @@ def no_twin(_memories: Sequence[Memory]) -> Memory | None:
     return None  # the paraphrase check's answer when nothing says the same
 
 
-def save_calls(root: Path, count: int) -> tuple[int, int, MemoryStore]:
-    """(stats of memory files, scans rebuilt) of a warm store's save, and the store."""
+def save_calls(root: Path, count: int) -> tuple[int, int, int, MemoryStore]:
+    """(stats of memory files, scans rebuilt, per-entry look-ups) of a warm store's save, and
+    the store."""
     folder = root / "local-recall" / "episodic-memory"
     write_memories(folder, count)
     store = MemoryStore(folder, root / "local-recall" / "state", new_id=new_memory_id)
@@ -112,7 +113,14 @@ def save_calls(root: Path, count: int) -> tuple[int, int, MemoryStore]:
     calls = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     stats = sum(c[1] for (_f, _l, name), c in calls.items() if "posix.DirEntry" in name)
     rebuilt = sum(c[1] for (_f, _l, name), c in calls.items() if name == "_entries")
-    return stats, rebuilt, store
+    # a catalog entry looked up, a memory's path named: once per memory in the store if any
+    lookups = sum(
+        c[1]
+        for (file, _l, name), c in calls.items()
+        if name == "<method 'get' of 'dict' objects>"
+        or (file.endswith("pathlib.py") and name == "name")
+    )
+    return stats, rebuilt, lookups, store
 
 
 def test_a_save_lists_the_folder_once_and_the_next_scan_rebuilds_nothing(tmp_path: Path) -> None:
@@ -121,11 +129,14 @@ def test_a_save_lists_the_folder_once_and_the_next_scan_rebuilds_nothing(tmp_pat
     the list of memories because the save had dropped it. Now the scan under the lock is the
     first while neither the folder nor the catalog moved, and the save's file is added to the
     kept scan."""
-    small_stats, small_rebuilt, _ = save_calls(tmp_path / "small", 20)
-    large_stats, large_rebuilt, store = save_calls(tmp_path / "large", 200)
+    small_stats, small_rebuilt, small_lookups, _ = save_calls(tmp_path / "small", 20)
+    large_stats, large_rebuilt, large_lookups, store = save_calls(tmp_path / "large", 200)
     # one listing of the 180 more files (each: stat, is_symlink, is_file), and the next scan's
     assert large_stats - small_stats == 2 * 3 * 180, (small_stats, large_stats)  # was 3 listings
     assert small_rebuilt == large_rebuilt == 0  # was 1: the next scan rebuilt the list
+    # the catalog appends the new entry without comparing the others (was one look-up each),
+    # and the kept scan takes the new memory without naming every path (was one each)
+    assert large_lookups == small_lookups, (small_lookups, large_lookups)
     kept = store.scan()
     scratch = MemoryStore(store.directory, tmp_path / "scratch-state", new_id=new_memory_id).scan()
     assert kept.memories == scratch.memories and kept.problems == scratch.problems
