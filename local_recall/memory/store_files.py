@@ -56,9 +56,11 @@ def list_memory_files(directory: Path) -> Iterator[tuple[str, StatKey, str | Non
         yield entry.name, (st.st_ino, st.st_mtime_ns, st.st_size), _unusable(entry)
 
 
-# A file system stamps a change with a coarse clock (a tick: 1-10 ms on Linux): a folder changed in
-# the same tick as it was listed can change again without its mtime moving (git's "racy" entries)
-RACY_NS = 20_000_000
+# A file system may stamp a change with a coarse clock (a tick: 1-10 ms on Linux, HZ=1000..100): a
+# folder changed in the same tick as it was listed can change again without its mtime moving
+# (git's "racy" entries). A file system of coarser times (FAT: 2 s) can miss such a change: only
+# another program's (every local-recall writer also moves the catalog); the next scan sees it.
+RACY_NS = 10_000_000
 
 
 def folder_stamp(directory: Path, listed_at_ns: int) -> StatKey | None:
