@@ -63,3 +63,13 @@ def json_safe(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
+
+
+def entry_and_memory(memory: Memory) -> tuple[dict[str, Any], Memory]:
+    """`memory`'s entry, and the memory a scan through the catalog builds back from it: `memory`
+    itself when the entry holds it exactly (its person-added keys are JSON already, no dates),
+    so a first scan does not build each memory twice (issue 36.2: ~10 % of a file's CPU)."""
+    entry = entry_from_memory(memory)
+    if entry["extra"] == dict(memory.extra):
+        return entry, memory
+    return entry, memory_from_entry(entry, memory.path or Path(), memory.kind)

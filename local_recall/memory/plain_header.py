@@ -15,6 +15,7 @@ tests/memory/test_plain_header.py compares both readers on generated headers.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -23,7 +24,6 @@ import yaml
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: (.+))?")
-_ITEM_LINE = re.compile(r"- (.+)")
 # YAML's printable characters minus tab, NEL, the line and paragraph separators and the BOM
 _PRINTABLE = re.compile(
     r"[\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*"
@@ -36,30 +36,33 @@ def plain_header(header: str) -> dict[str, Any] | None:
     not in the written shape and must go through the YAML loader."""
     if not header or not _PRINTABLE.fullmatch(header):
         return None
+    resolvers = _Loader.yaml_implicit_resolvers  # the loader's own rules, read at call time
     data: dict[str, Any] = {}
     items: list[str] | None = None  # the list being filled, under the last key without a value
     for line in header.split("\n"):
-        if (item := _ITEM_LINE.fullmatch(line)) is not None:
-            if items is None or (text := _text(item.group(1))) is None:
+        if line[:2] == "- " and len(line) > 2:  # an item: what `- (.+)` matches in a line
+            if items is None or (text := _text(line[2:], resolvers)) is None:
                 return None
             items.append(text)
             continue
         entry = _KEY_LINE.fullmatch(line)
-        if entry is None or entry.group(1) in data or not _is_text(entry.group(1)):
+        if entry is None:
             return None
-        key, raw = entry.group(1), entry.group(2)
+        key, raw = entry.groups()
+        if key in data or not _is_text(key, resolvers):
+            return None
         if raw is None:
             items = []
             data[key] = items
             continue
         items = None
-        if (value := _text(raw)) is None:
+        if (value := _text(raw, resolvers)) is None:
             return None
         data[key] = value
     return {key: (value if value != [] else None) for key, value in data.items()}
 
 
-def _text(raw: str) -> str | None:
+def _text(raw: str, resolvers: Mapping[str | None, Any]) -> str | None:
     """A one-line scalar as the safe loader reads it, when that is text; else None."""
     first, last = raw[0], raw[-1]
     if first == '"':  # without escapes, its text is what is between the quotes
@@ -72,15 +75,16 @@ def _text(raw: str) -> str | None:
         return inner.replace("''", "'")
     if first in _PLAIN_START or last in ": " or ": " in raw or " #" in raw:
         return None
-    return raw if _is_text(raw) else None
+    return raw if _is_text(raw, resolvers) else None
 
 
-def _is_text(plain: str) -> bool:
+def _is_text(plain: str, resolvers: Mapping[str | None, Any]) -> bool:
     """Does YAML's implicit typing leave this plain scalar a string (not a number, a date, a
-    boolean, null, `=` or `<<`)? The loader's own rules, read at call time."""
-    resolvers = _Loader.yaml_implicit_resolvers
+    boolean, null, `=` or `<<`)? `resolvers`: the loader's rules by first character."""
     for first in (plain[0], None):  # None: rules for any first character (none by default)
-        for _tag, regex in resolvers.get(first, ()):
-            if regex.match(plain):
-                return False
+        rules = resolvers.get(first)
+        if rules:
+            for _tag, regex in rules:
+                if regex.match(plain):
+                    return False
     return True

@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
-from local_recall.memory.catalog_entry import entry_from_memory, memory_from_entry
+from local_recall.memory.catalog_entry import entry_and_memory, memory_from_entry
 from local_recall.memory.catalog_file import CatalogFile
 from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.model import (
@@ -142,7 +142,7 @@ class MemoryStore:
         changed = False
         with opened_folder(self.directory) as folder, collector_paused():
             entries = list(self._entries(listing, catalog, folder))
-        for name, key, entry in entries:
+        for name, key, entry, parsed in entries:
             if isinstance(entry, str):  # never read: a symlink, a non-canonical name, a folder
                 problems.append(InvalidMemoryFile(self.directory / name, entry))
                 continue
@@ -154,6 +154,8 @@ class MemoryStore:
             known = self._memo.get(name)
             if known is not None and known[0] == key:
                 memory = known[1]
+            elif parsed is not None:  # read just now: the memory its entry stands for
+                memory = parsed
             else:
                 memory = memory_from_entry(entry["memory"], self.directory / name, self.kind)
             memo[name] = (key, memory)
@@ -172,27 +174,17 @@ class MemoryStore:
 
     def _entries(
         self, listing: Listing, catalog: Mapping[str, Any], folder: int | None
-    ) -> Iterator[tuple[str, StatKey, dict[str, Any] | str]]:
-        """(name, stat key, its catalog entry or why it is not read) per file: the cached entry
-        while the stat key matches, else the file parsed anew."""
+    ) -> Iterator[tuple[str, StatKey, dict[str, Any] | str, Memory | None]]:
+        """(name, stat key, its catalog entry or why it is not read, the memory if read now)
+        per file: the cached entry while the stat key matches, else the file parsed anew."""
         for name, (key, unusable) in listing.items():
             cached = catalog.get(name)
             if unusable is not None:
-                yield name, key, unusable
+                yield name, key, unusable, None
             elif isinstance(cached, dict) and cached.get("stat") == list(key):
-                yield name, key, cached
+                yield name, key, cached, None
             else:
-                yield name, key, self._parse_entry(self.directory / name, key, folder)
-
-    def _parse_entry(self, path: Path, key: StatKey, folder: int | None = None) -> dict[str, Any]:
-        try:
-            memory = parse_memory_text(read_memory_file(path, folder), path, kind=self.kind)
-        except InvalidMemoryFile as exc:
-            log.warning("skipping unreadable memory file %s: %s", path, exc.reason)
-            return {"stat": list(key), "error": exc.reason}
-        except (OSError, UnicodeDecodeError) as exc:
-            return {"stat": list(key), "error": f"cannot read: {exc}"}
-        return {"stat": list(key), "memory": entry_from_memory(memory)}
+                yield name, key, *_parse_entry(self.directory / name, key, self.kind, folder)
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -227,10 +219,9 @@ class MemoryStore:
         (the scan before the write was fresh, under the same lock)."""
         st = path.stat()
         key = (st.st_ino, st.st_mtime_ns, st.st_size)
-        entry = self._parse_entry(path, key)
-        if "error" in entry:  # cannot happen for a file we rendered; never hide it if it does
+        entry, memory = _parse_entry(path, key, self.kind)
+        if memory is None:  # cannot happen for a file we rendered; never hide it if it does
             raise StorageError(f"{path}: written but does not parse: {entry['error']}")
-        memory = memory_from_entry(entry["memory"], path, self.kind)
         self._catalog.put(path.name, entry)  # its line appended: the other entries as loaded
         if self._last is not None:  # the next scan that lists the same files returns this one
             self._last = _with_file(self._last, path.name, key, memory)
@@ -238,11 +229,10 @@ class MemoryStore:
         return memory
 
     def _rescan(self) -> Scan:
-        """`scan` again under the store's lock, right after one outside it: the same scan when
-        neither the folder (a file added, removed or renamed in: an atomic write is a rename)
-        nor the catalog (every writer of this store records its file there under the lock)
-        changed since its listing, without listing 5,000 files again. A hand edit in place
-        moves neither: the next scan, a moment later, sees it."""
+        """`scan` again under the store's lock, right after one outside it: that scan while
+        neither the folder's stat (a file added, removed or renamed in: atomic writes rename)
+        nor the catalog's (every writer records its file there) moved. A hand edit in place
+        moves neither: the next scan sees it."""
         last = self._last
         if (
             last is not None
@@ -331,6 +321,21 @@ class MemoryStore:
 
     def _save_catalog(self, entries: dict[str, dict[str, Any]]) -> None:
         self._catalog.save(entries)  # a save appends its entry (catalog_file.py)
+
+
+def _parse_entry(
+    path: Path, key: StatKey, kind: str, folder: int | None = None
+) -> tuple[dict[str, Any], Memory | None]:
+    """The file's catalog entry and the memory it stands for (None: an error entry)."""
+    try:
+        parsed = parse_memory_text(read_memory_file(path, folder), path, kind=kind)
+    except InvalidMemoryFile as exc:
+        log.warning("skipping unreadable memory file %s: %s", path, exc.reason)
+        return {"stat": list(key), "error": exc.reason}, None
+    except (OSError, UnicodeDecodeError) as exc:
+        return {"stat": list(key), "error": f"cannot read: {exc}"}, None
+    entry, memory = entry_and_memory(parsed)
+    return {"stat": list(key), "memory": entry}, memory
 
 
 def _with_file(seen: _Seen, name: str, key: StatKey, memory: Memory) -> _Seen:

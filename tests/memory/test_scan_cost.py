@@ -12,7 +12,7 @@ import cProfile
 import os
 import pstats
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from local_recall.memory.drafts import make_draft
@@ -165,3 +165,31 @@ def test_the_scan_under_the_lock_sees_a_file_added_meanwhile(tmp_path: Path) -> 
     path = folder / f"{first.memories[0].id}.md"
     path.write_text(path.read_text().replace("concurrent writers race", "two writers race"))
     assert "two writers race" in store.scan().memories[0].body
+
+
+def test_a_first_scan_builds_each_memory_once_and_as_the_catalog_does(tmp_path: Path) -> None:
+    """Issue 36.2: a first scan parsed each file into a memory, made its catalog entry, then
+    built the memory again from the entry (~10 % of a file's CPU). Now the parsed memory is
+    kept when the entry holds it exactly; a person's key that JSON changes (a date) still goes
+    through the entry. Either way the memories equal a scan through the catalog."""
+    folder = tmp_path / "local-recall" / "episodic-memory"
+    write_memories(folder, 30)
+    for i, extra in enumerate(({"reviewed_on": date(2025, 1, 2)}, {"tags": ["a", {"b": 1}]})):
+        path = folder / f"00000000-0000-4000-8000-{i:012d}.md"
+        head, sep, body = path.read_text().partition("\n---\n")
+        lines = [f"{key}: {value}" for key, value in extra.items()]
+        path.write_text(head + "\n" + "\n".join(lines) + sep + body)
+    state = tmp_path / "local-recall" / "state"
+    profile = cProfile.Profile()
+    profile.enable()
+    first = MemoryStore(folder, state, new_id=new_memory_id).scan()
+    profile.disable()
+    calls = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    rebuilt = sum(c[1] for (_f, _l, name), c in calls.items() if name == "memory_from_entry")
+    assert rebuilt == 1  # the file with a date (was 30: every file)
+    through_catalog = MemoryStore(folder, state, new_id=new_memory_id).scan()
+    assert len(first.memories) == 30 and not first.problems
+    assert first.memories == through_catalog.memories
+    assert [repr(m) for m in first.memories] == [repr(m) for m in through_catalog.memories]
+    dated = next(m for m in first.memories if "reviewed_on" in m.extra)
+    assert dated.extra["reviewed_on"] == "2025-01-02"  # as the catalog holds it
