@@ -30,10 +30,10 @@ from local_recall.memory.model import (
     UNREVIEWED,
     Memory,
     conflict_line,
-    content_hash,
     format_timestamp,
     memory_time,
     normalise_body,
+    normalised_hash,
     parse_commit,
     parse_files,
     parse_memory_id,
@@ -96,7 +96,7 @@ def _memory_from_fields(data: dict[Any, Any], body: str, path: Path, kind: str) 
     text = normalise_body(body)  # once: a first scan does this for every file
     if not text:
         raise InvalidInput("body is empty")
-    actual = content_hash(text)  # the same as content_hash(body): normalising twice is a no-op
+    actual = normalised_hash(text)  # content_hash(body), without normalising it again
     stored = data.get("content_hash")
     stored_text = None if stored is None else str(stored)  # YAML may read an all-digit hash as int
     source = data.get("source")

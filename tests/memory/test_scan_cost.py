@@ -40,8 +40,9 @@ def write_memories(folder: Path, count: int) -> None:
         (folder / f"{memory_id}.md").write_text(render_memory(memory), encoding="utf-8")
 
 
-def first_scan_calls(root: Path, count: int) -> tuple[int, int, int]:
-    """(memories listed, lstat calls, PyYAML calls) of one scan without a catalog."""
+def first_scan_calls(root: Path, count: int) -> tuple[int, int, int, int, int]:
+    """(memories listed, lstat calls, PyYAML calls, uuid.UUID parses, bodies normalised) of one
+    scan without a catalog."""
     folder = root / "local-recall" / "episodic-memory"
     write_memories(folder, count)
     store = MemoryStore(folder, root / "local-recall" / "state", new_id=new_memory_id)
@@ -53,7 +54,11 @@ def first_scan_calls(root: Path, count: int) -> tuple[int, int, int]:
     calls = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     lstats = sum(c[1] for (_f, _l, name), c in calls.items() if name.endswith("posix.lstat>"))
     yaml_calls = sum(c[1] for (f, _l, _n), c in calls.items() if f"{os.sep}yaml{os.sep}" in f)
-    return len(scan.memories), lstats, yaml_calls
+    uuids = sum(
+        c[1] for (f, _l, n), c in calls.items() if f.endswith("uuid.py") and n == "__init__"
+    )
+    bodies = sum(c[1] for (_f, _l, name), c in calls.items() if name == "normalise_body")
+    return len(scan.memories), lstats, yaml_calls, uuids, bodies
 
 
 def test_a_first_scan_stats_the_folder_once_and_never_calls_pyyaml(tmp_path: Path) -> None:
@@ -62,6 +67,9 @@ def test_a_first_scan_stats_the_folder_once_and_never_calls_pyyaml(tmp_path: Pat
     assert (small[0], large[0]) == (20, 200)
     assert large[1] == small[1], (small, large)  # was ~7 lstats more per file (realpath)
     assert large[2] == small[2] == 0, (small, large)  # was thousands of calls per file
+    # a canonical id is its own parse (was a uuid.UUID per file), a body normalised once (twice)
+    assert large[3] == small[3] == 0, (small, large)
+    assert (small[4], large[4]) == (20, 200), (small, large)
 
 
 def test_a_rescan_of_an_unchanged_folder_builds_nothing(tmp_path: Path) -> None:
