@@ -136,9 +136,10 @@ def run_claude(
     cwd: Path,
     env: Mapping[str, str],
     stdin: str | None = None,
-    timeout: float = 120.0,
+    timeout: float = 600.0,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the CLI to completion (no shell); stdin is closed when not given."""
+    """Run the CLI to completion (no shell); stdin is closed when not given. `timeout` is a
+    hang guard: under six CPU hogs a `claude -p` that starts an MCP server passed 120 s."""
     return subprocess.run(
         [claude, *args],
         cwd=cwd,
