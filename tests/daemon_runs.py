@@ -42,7 +42,8 @@ def lr(
     )
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 30.0, step: float = 0.1) -> Any:
+def wait_for(condition: Callable[[], Any], timeout: float = 120.0, step: float = 0.1) -> Any:
+    """`condition`'s first true value, polled; `timeout` is a hang guard, not a speed limit."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = condition()
