@@ -39,6 +39,25 @@ def missing_browser() -> str | None:
     return None
 
 
+def until(driver: Any, condition: Any) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT_SECONDS, poll_frequency=0.1).until(condition)
+
+
+def texts(driver: Any, selector: str) -> list[str]:
+    """Read in one script: the page may re-render between two element lookups."""
+    script = "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent)"
+    return list(driver.execute_script(script, selector))
+
+
+def click(driver: Any, selector: str) -> None:
+    """Find and click in one script: a live re-render (a "changed" event) may replace the
+    element between a lookup and a click, which selenium reports as a stale element."""
+    script = "const e = document.querySelector(arguments[0]); if (e) e.click(); return !!e"
+    until(driver, lambda d: d.execute_script(script, selector))
+
+
 def make_driver(profile: Path, *, width: int = 1280, height: int = 900, dark: bool = False) -> Any:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service

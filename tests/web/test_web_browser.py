@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.browser import WAIT_SECONDS, make_driver, missing_browser, serving_viewer
+from tests.browser import click, make_driver, missing_browser, serving_viewer, texts, until
 
 pytestmark = [
     pytest.mark.slow,
@@ -56,20 +56,8 @@ def browser(site: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) ->
         driver.quit()
 
 
-def until(driver: Any, condition: Any) -> Any:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, WAIT_SECONDS, poll_frequency=0.1).until(condition)
-
-
 def css(driver: Any, selector: str) -> list[Any]:
     return list(driver.find_elements("css selector", selector))
-
-
-def texts(driver: Any, selector: str) -> list[str]:
-    """Read in one script: the page may re-render between two element lookups."""
-    script = "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent)"
-    return list(driver.execute_script(script, selector))
 
 
 def subjects(driver: Any) -> list[str]:
@@ -157,7 +145,7 @@ def test_list_search_and_open(site: tuple[Path, str], browser: Any) -> None:
     assert subjects(browser)[0] == "LanceDB index is derived"
     score = float(texts(browser, "td.score")[0])
     assert 0 < score <= 1
-    css(browser, "tr.item a.subject")[0].click()
+    click(browser, "tr.item a.subject")
     until(browser, lambda d: texts(d, "article.memory h1.subject") == ["LanceDB index is derived"])
     assert texts(browser, ".markdown code") == ["local-recall/index/"]  # markdown rendered
     assert "subject: LanceDB index is derived" in texts(browser, "pre.frontmatter")[0]
@@ -179,7 +167,7 @@ def test_edit_writes_the_file_and_a_failed_save_loses_nothing(
     body.clear()
     subject = css(browser, "form.editor input[name=subject]")[0]
     subject.send_keys(" (edited)")
-    css(browser, "form.editor button[type=submit]")[0].click()
+    click(browser, "form.editor button[type=submit]")
     until(browser, lambda d: texts(d, "form.editor .error:not([hidden])"))
     assert "body is empty" in texts(browser, "form.editor .error")[0]
     typed = browser.execute_script("return document.querySelector('form.editor input').value")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import WAIT_SECONDS, make_driver, missing_browser, serving_viewer
+from tests.browser import click, make_driver, missing_browser, serving_viewer, texts, until
 
 pytestmark = [
     pytest.mark.slow,
@@ -100,17 +100,6 @@ def browser(site: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any
         driver.quit()
 
 
-def until(driver: Any, condition: Any) -> Any:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, WAIT_SECONDS, poll_frequency=0.1).until(condition)
-
-
-def texts(driver: Any, selector: str) -> list[str]:
-    script = "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent)"
-    return list(driver.execute_script(script, selector))
-
-
 def visit(driver: Any, url: str, fragment: str, view: str) -> None:
     """Open a view and wait until it has rendered (body[data-ready] set after this visit)."""
     driver.get("about:blank")
@@ -164,7 +153,7 @@ def test_session_summaries_are_listed_searched_and_opened(site: Any, browser: An
     assert set(listed) == {"Session: Fix the flaky lock test", "Session: Write the release notes"}
     browser.find_element("css selector", "#session-search").send_keys("flaky lock")
     until(browser, lambda d: texts(d, "tr.item a.subject") == ["Session: Fix the flaky lock test"])
-    browser.find_element("css selector", "tr.item a.subject").click()
+    click(browser, "tr.item a.subject")
     until(browser, lambda d: d.execute_script("return document.body.dataset.view") == "session")
     until(browser, lambda d: texts(d, "article.memory h1.subject"))
     assert texts(browser, "article.memory h1.subject") == ["Session: Fix the flaky lock test"]
@@ -180,7 +169,7 @@ def test_the_new_memory_form_writes_through_the_library(site: Any, browser: Any)
         f"The deploy job reads GH_TOKEN={token} from the CI secrets."
     )
     browser.find_element("css selector", "#new-keywords").send_keys("deploy, ci")
-    browser.find_element("css selector", "#new-save").click()
+    click(browser, "#new-save")
     until(browser, lambda d: d.execute_script("return document.body.dataset.view") == "memory")
     until(browser, lambda d: texts(d, "article.memory h1.subject") == ["Deploy token lives in CI"])
     until(browser, lambda d: "Redacted" in texts(d, "#notice")[0])
@@ -199,7 +188,7 @@ def test_links_follow_a_renamed_file(site: Any, browser: Any) -> None:
     until(browser, lambda d: texts(d, "a.file-link"))
     assert "src/new_name.py" in texts(browser, "a.file-link")
     assert "(renamed from src/old_name.py)" in page_text(browser)
-    browser.find_element("css selector", "a.file-link").click()
+    click(browser, "a.file-link")
     until(browser, lambda d: d.execute_script("return document.body.dataset.view") == "file")
     until(browser, lambda d: "VALUE = 1" in page_text(d))
 
