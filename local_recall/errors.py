@@ -79,6 +79,11 @@ class IndexUnavailable(RecallError):
     """The search index cannot be opened or built; callers fall back to file-based search."""
 
 
+class CommitConflict(IndexUnavailable):
+    """Another writer committed to a shared table first, in a way LanceDB will not rebase
+    onto (an overwrite by a concurrent first publish): re-read the table and plan again."""
+
+
 class ExtractorUnavailable(RecallError):
     """The extractor (`claude` CLI or Ollama chat model) is not installed or not reachable."""
 

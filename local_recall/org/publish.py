@@ -16,10 +16,10 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from local_recall.errors import IndexUnavailable, OrgUnavailable
+from local_recall.errors import CommitConflict, IndexUnavailable, OrgUnavailable
 from local_recall.memory.model import Memory
 from local_recall.org.plan import (
     ORG_FORMAT,
@@ -43,7 +43,9 @@ log = logging.getLogger(__name__)
 
 _KEY: Final = re.compile(r"^episodic/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _EMBED_BATCH: Final = 256
+PUBLISH_ATTEMPTS: Final = 4  # a commit that lost to a concurrent dataset creation is re-planned
 Progress = Callable[[int, int], None]
+Vectors = tuple[Any, Any]  # a memory's whole-text vector and its passage vectors
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,41 +107,69 @@ def publish(
     when something must be embedded and cannot be."""
     started = time.monotonic()
     where = shown_uri(target.uri)
-    wanted = DatasetMeta(ORG_FORMAT, embedder_fingerprint(embedder), embedder.dim, identity.name)
     store = SharedStore(target.uri, target.options)
-    try:
-        table, before, recreated, published = _open_or_create(store, wanted)
-        chosen = {f"episodic/{m.id}": m for m in memories if m.kind == "episodic"}
-        fps = {key: _row_fp(memory) for key, memory in chosen.items()}
-        stats = term_stats(memory_terms(m.subject, m.keywords, m.body) for m in chosen.values())
-        meta_fp = meta_fingerprint(identity, stats.to_json())
-        plan = plan_publish(fps, published, meta_fp=meta_fp)
-        # Only what is about to be written is scanned (a no-change publish scans nothing); a
-        # memory holding a secret is left out, and removed if an edit brought the secret in.
-        withheld = _holding_secrets(chosen[key] for key in plan.upsert)
-        if withheld:
-            for memory_id in withheld:
-                del chosen[f"episodic/{memory_id}"], fps[f"episodic/{memory_id}"]
-            plan = plan_publish(fps, published, meta_fp=meta_fp)
-        upserts = [chosen[key] for key in plan.upsert]
-        records = _embedded(upserts, fps, identity.commit, embedder, progress)
-        if plan.meta:
-            records.append(meta_record(identity, stats, fp=meta_fp, dim=wanted.dim))
-        for key in plan.delete:  # the filter is SQL: only well-formed keys reach it
-            if not _KEY.match(key):
-                raise OrgUnavailable(f"{where}/{identity.name}: refusing a malformed key {key!r}")
-        delete_where = "key IN (" + ", ".join(f"'{k}'" for k in plan.delete) + ")"
-        if not plan.is_empty:
-            schema = dataset_schema(wanted.dim, wanted.to_metadata())
-            table.apply(
-                to_arrow(records, schema) if records else None,
-                on="key",
-                delete_where=delete_where if plan.delete else None,
+    embedded: dict[tuple[str, str], Vectors] = {}  # kept across a retry: none embedded twice
+    for attempt in range(PUBLISH_ATTEMPTS):
+        try:
+            done = _publish_once(
+                store, identity, memories, embedder, embedded, ann_threshold, progress
             )
-            table.maintain(ann_threshold=ann_threshold)
-        after = table.version
-    except IndexUnavailable as exc:
-        raise OrgUnavailable(f"{where}/{identity.name}: {exc}") from exc
+            return replace(done, seconds=time.monotonic() - started)
+        except CommitConflict as exc:
+            # A first publish that raced another's creation of the dataset: that creation
+            # (an overwrite) landed after this publish read the table, and LanceDB will not
+            # rebase an update onto it. Re-read the table and plan again.
+            if attempt + 1 == PUBLISH_ATTEMPTS:
+                raise OrgUnavailable(f"{where}/{identity.name}: {exc}") from exc
+            log.info("org dataset %s: %s; planning again", identity.name, exc)
+            time.sleep(0.2 * (attempt + 1))
+        except IndexUnavailable as exc:
+            raise OrgUnavailable(f"{where}/{identity.name}: {exc}") from exc
+    raise AssertionError("unreachable")
+
+
+def _publish_once(
+    store: SharedStore,
+    identity: RepoIdentity,
+    memories: Sequence[Memory],
+    embedder: Embedder,
+    embedded: dict[tuple[str, str], Vectors],
+    ann_threshold: int,
+    progress: Progress | None,
+) -> PublishReport:
+    """One read, plan and commit (its `seconds` are filled in by the caller)."""
+    where = shown_uri(store.uri)
+    wanted = DatasetMeta(ORG_FORMAT, embedder_fingerprint(embedder), embedder.dim, identity.name)
+    table, before, recreated, published = _open_or_create(store, wanted)
+    chosen = {f"episodic/{m.id}": m for m in memories if m.kind == "episodic"}
+    fps = {key: _row_fp(memory) for key, memory in chosen.items()}
+    stats = term_stats(memory_terms(m.subject, m.keywords, m.body) for m in chosen.values())
+    meta_fp = meta_fingerprint(identity, stats.to_json())
+    plan = plan_publish(fps, published, meta_fp=meta_fp)
+    # Only what is about to be written is scanned (a no-change publish scans nothing); a
+    # memory holding a secret is left out, and removed if an edit brought the secret in.
+    withheld = _holding_secrets(chosen[key] for key in plan.upsert)
+    if withheld:
+        for memory_id in withheld:
+            del chosen[f"episodic/{memory_id}"], fps[f"episodic/{memory_id}"]
+        plan = plan_publish(fps, published, meta_fp=meta_fp)
+    upserts = [chosen[key] for key in plan.upsert]
+    records = _embedded(upserts, fps, identity.commit, embedder, progress, embedded)
+    if plan.meta:
+        records.append(meta_record(identity, stats, fp=meta_fp, dim=wanted.dim))
+    for key in plan.delete:  # the filter is SQL: only well-formed keys reach it
+        if not _KEY.match(key):
+            raise OrgUnavailable(f"{where}/{identity.name}: refusing a malformed key {key!r}")
+    delete_where = "key IN (" + ", ".join(f"'{k}'" for k in plan.delete) + ")"
+    if not plan.is_empty:
+        schema = dataset_schema(wanted.dim, wanted.to_metadata())
+        table.apply(
+            to_arrow(records, schema) if records else None,
+            on="key",
+            delete_where=delete_where if plan.delete else None,
+        )
+        table.maintain(ann_threshold=ann_threshold)
+    after = table.version
     return PublishReport(
         uri=where,
         dataset=identity.name,
@@ -152,7 +182,7 @@ def publish(
         recreated=recreated,
         embedder=wanted.embedder,
         commit=identity.commit,
-        seconds=time.monotonic() - started,
+        seconds=0.0,
     )
 
 
@@ -203,13 +233,18 @@ def _embedded(
     commit: str | None,
     embedder: Embedder,
     progress: Progress | None,
+    done: dict[tuple[str, str], Vectors],
 ) -> list[dict[str, Any]]:
-    """Rows of `memories` with their whole-text and passage vectors."""
+    """Rows of `memories` with their whole-text and passage vectors; `done` holds the vectors
+    already computed, by (key, row fingerprint), and gains the new ones."""
     import numpy as np
 
+    keys = [(f"{m.kind}/{m.id}", fps[f"{m.kind}/{m.id}"]) for m in memories]
     texts: list[str] = []
     spans: list[tuple[int, int]] = []
-    for memory in memories:
+    for memory, key in zip(memories, keys, strict=True):
+        if key in done:
+            continue
         cut = passages(memory)
         spans.append((len(texts), len(cut)))
         texts += [embedded_text(memory), *cut]
@@ -219,13 +254,12 @@ def _embedded(
         if progress is not None:
             progress(min(start + _EMBED_BATCH, len(texts)), len(texts))
     matrix = np.concatenate(vectors) if vectors else np.zeros((0, embedder.dim), np.float32)
+    new = iter(spans)
+    for key in keys:
+        if key not in done:
+            first, count = next(new)
+            done[key] = (matrix[first], matrix[first + 1 : first + 1 + count])
     return [
-        memory_record(
-            memory,
-            fp=fps[f"{memory.kind}/{memory.id}"],
-            commit=commit,
-            vector=matrix[first],
-            passages=matrix[first + 1 : first + 1 + count],
-        )
-        for memory, (first, count) in zip(memories, spans, strict=True)
+        memory_record(memory, fp=key[1], commit=commit, vector=done[key][0], passages=done[key][1])
+        for memory, key in zip(memories, keys, strict=True)
     ]

@@ -151,6 +151,35 @@ def test_done_when_two_repos_publish_and_a_third_finds_both(
     assert len(rows) == 2  # one memory + the meta row: no duplicate from the second publisher
 
 
+def test_a_publish_that_loses_the_race_to_create_the_dataset_plans_again(
+    tmp_path: Path, s3: S3Server, org_uri: str, minilm: Embedder
+) -> None:
+    """Two first publishes of one repository at once (CI found it): both create the dataset,
+    Lance lands the second creation as an overwrite, and the first one's write, planned
+    against the table it created, is refused ("Incompatible transaction"). That publish
+    re-reads the table and plans again, without embedding anything twice."""
+    import lancedb
+
+    root = make_repo(tmp_path / "r", "git@github.com:acme/race.git", ALPHA)
+    recall = open_recall(root, s3.env(), minilm)
+    name = "github.com--acme--race"
+    options = storage_options(org_uri, s3.env(), timeout=30)
+    calls: list[tuple[int, int]] = []
+
+    def the_other_publisher_creates_it_too(done: int, total: int) -> None:
+        if not calls:  # after this publish read the table, before its write
+            db = lancedb.connect(org_uri, storage_options=options)
+            db.create_table(name, schema=db.open_table(name).schema, mode="overwrite")
+        calls.append((done, total))
+
+    report = recall.org.publish(to=org_uri, progress=the_other_publisher_creates_it_too)
+    assert (report.upserted, report.memories) == (2, 2)
+    assert len(calls) == 1  # the retry embedded nothing again
+    _, rows = dataset_rows(org_uri, s3.env(), name)
+    assert sorted(rows) == sorted([*(f"episodic/{m.id}" for m in recall.list()), META_KEY])
+    assert recall.org.publish(to=org_uri).wrote is False
+
+
 def test_edit_replaces_and_delete_removes_a_row(
     tmp_path: Path, s3: S3Server, org_uri: str, minilm: Embedder
 ) -> None:

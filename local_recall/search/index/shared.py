@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from local_recall.errors import IndexUnavailable
+from local_recall.errors import CommitConflict, IndexUnavailable
 from local_recall.search.index.lance_import import import_lancedb
 from local_recall.search.index.s3_listing import s3_table_names
 from local_recall.search.index.schema import FTS_OPTIONS
@@ -133,6 +133,15 @@ class SharedTable:
         except Exception as exc:
             raise IndexUnavailable(f"{what} failed: {_one_line(exc)}") from exc
 
+    def _commit(self, what: str, call: Callable[[], Any]) -> None:
+        """A write: a commit that lost to a concurrent one is a CommitConflict (the caller
+        re-reads and plans again), any other failure IndexUnavailable."""
+        try:
+            call()
+        except Exception as exc:
+            kind = CommitConflict if is_commit_conflict(exc) else IndexUnavailable
+            raise kind(f"{what} failed: {_one_line(exc)}") from exc
+
     @property
     def version(self) -> int:
         return int(self._run("reading the version", lambda: self._table.version))
@@ -173,7 +182,7 @@ class SharedTable:
         if rows is None and delete_where is None:
             return
         if rows is None:
-            self._run("deleting", lambda: self._table.delete(delete_where))
+            self._commit("deleting", lambda: self._table.delete(delete_where))
             return
         builder = (
             self._table.merge_insert(on)
@@ -182,7 +191,7 @@ class SharedTable:
         )
         if delete_where is not None:
             builder = builder.when_not_matched_by_source_delete(delete_where)
-        self._run("writing", lambda: builder.execute(rows))
+        self._commit("writing", lambda: builder.execute(rows))
 
     def maintain(self, *, ann_threshold: int, unindexed_limit: int = OPTIMIZE_AFTER_ROWS) -> None:
         """The full-text index exists; new rows are folded into the indices past
@@ -211,7 +220,7 @@ class SharedTable:
                 call()
                 return
             except Exception as exc:
-                if attempt + 1 == MAINTAIN_ATTEMPTS or "conflict" not in str(exc).lower():
+                if attempt + 1 == MAINTAIN_ATTEMPTS or not is_commit_conflict(exc):
                     raise IndexUnavailable(
                         f"maintaining the indices failed: {_one_line(exc)}"
                     ) from exc
@@ -250,6 +259,13 @@ class SharedTable:
             return query.limit(limit).select([*columns, "_score"]).to_arrow()
 
         return self._run("full-text search", call)
+
+
+def is_commit_conflict(exc: BaseException) -> bool:
+    """Whether LanceDB refused a commit because another writer's landed first ("Retryable
+    commit conflict", "Incompatible transaction ... concurrent transaction ...")."""
+    text = str(exc).lower()
+    return "conflict" in text or "concurrent transaction" in text
 
 
 def _one_line(exc: BaseException) -> str:
