@@ -8,7 +8,6 @@ only a cache: a missing or broken one is rebuilt from the files.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import logging
 import time
@@ -16,12 +15,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
 from local_recall.memory.catalog_entry import entry_and_memory, memory_from_entry
 from local_recall.memory.catalog_file import CatalogFile
 from local_recall.memory.format import parse_memory_text, render_memory
+from local_recall.memory.kept_scan import Listing, Scan, Seen, with_file
 from local_recall.memory.model import (
     Draft,
     Memory,
@@ -29,6 +29,7 @@ from local_recall.memory.model import (
     parse_memory_id,
 )
 from local_recall.memory.store_files import (
+    FolderListing,
     StatKey,
     claimants,
     collector_paused,
@@ -38,6 +39,7 @@ from local_recall.memory.store_files import (
     opened_folder,
     read_memory_file,
     remove_files,
+    stat_key,
 )
 from local_recall.repo.files import (
     remove_stale_temp_files,
@@ -45,30 +47,14 @@ from local_recall.repo.files import (
 )
 from local_recall.repo.locks import LockBusy, held_lock
 
+__all__ = ["Created", "Deleted", "MemoryStore", "Scan", "Twin"]  # Scan: from kept_scan.py
+
 log = logging.getLogger(__name__)
 
 # the memory a draft says in other words, among the store's memories (`create`'s `unless`)
 Twin = Callable[[Sequence[Memory]], Memory | None]
-Listing = dict[str, tuple[StatKey, str | None]]  # name -> (stat key, why not read) per file
 _CATALOG_VERSION = 3  # 2: provenance and review fields; 3: superseded_by/_reason
 _LOCK_TIMEOUT_SECONDS = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class Scan:
-    """Everything in the folder: the memories that parse, and the files that do not."""
-
-    memories: tuple[Memory, ...]
-    problems: tuple[InvalidMemoryFile, ...]
-
-
-class _Seen(NamedTuple):
-    """The last scan, the listing it read and the folder's stat before that listing (None:
-    unknown, e.g. after this process wrote a file into it)."""
-
-    listing: Listing
-    folder: StatKey | None
-    scan: Scan
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +90,8 @@ class MemoryStore:
         # name -> (stat key, Memory): a long-lived process re-scanning an unchanged folder builds
         # no objects at all (at 100k files, a Path + Memory per file cost ~2 s per scan).
         self._memo: dict[str, tuple[StatKey, Memory]] = {}
-        self._last: _Seen | None = None
+        self._last: Seen | None = None
+        self._temp_files = False  # the last listing saw a writer's temp file (a killed one's?)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -129,19 +116,21 @@ class MemoryStore:
         """Every memory file, parsed through the catalog cache. Never raises for a bad file."""
         # before the listing: a change during it moves it (a file-system clock: not Settings')
         stamp = folder_stamp(self.directory, time.time_ns())
-        listing = {name: (key, why) for name, key, why in self._files()}
+        listed = self._files()
+        listing = {name: (key, why) for name, key, why in listed.files}
+        self._temp_files = listed.temp_files
         last = self._last
         if last is not None and last.listing == listing and self._catalog.unchanged():
             self._last = last._replace(folder=stamp)
             return last.scan  # files and catalog as last scanned or written
-        catalog = self._load_catalog()
+        catalog = self._catalog.load()  # from memory while unchanged
         fresh: dict[str, dict[str, Any]] = {}
         memories: list[Memory] = []
         problems: list[InvalidMemoryFile] = []
         memo: dict[str, tuple[StatKey, Memory]] = {}
         changed = False
         with opened_folder(self.directory) as folder, collector_paused():
-            entries = list(self._entries(listing, catalog, folder))
+            entries = list(_entries(self.directory, self.kind, listing, catalog, folder))
         for name, key, entry, parsed in entries:
             if isinstance(entry, str):  # never read: a symlink, a non-canonical name, a folder
                 problems.append(InvalidMemoryFile(self.directory / name, entry))
@@ -162,29 +151,15 @@ class MemoryStore:
             memories.append(memory)
         self._memo = memo
         if changed or len(fresh) != len(catalog):
-            self._save_catalog(fresh)
+            self._catalog.save(fresh)  # what changed appended (catalog_file.py)
         memories.sort(key=lambda m: (m.occurred_at, m.id))
         problems.sort(key=lambda p: str(p.path))
         scan = Scan(tuple(memories), tuple(problems))
-        self._last = _Seen(listing, stamp, scan)
+        self._last = Seen(listing, stamp, scan)
         return scan
 
-    def _files(self) -> Iterator[tuple[str, StatKey, str | None]]:
+    def _files(self) -> FolderListing:
         return list_memory_files(self.directory)
-
-    def _entries(
-        self, listing: Listing, catalog: Mapping[str, Any], folder: int | None
-    ) -> Iterator[tuple[str, StatKey, dict[str, Any] | str, Memory | None]]:
-        """(name, stat key, its catalog entry or why it is not read, the memory if read now)
-        per file: the cached entry while the stat key matches, else the file parsed anew."""
-        for name, (key, unusable) in listing.items():
-            cached = catalog.get(name)
-            if unusable is not None:
-                yield name, key, unusable, None
-            elif isinstance(cached, dict) and cached.get("stat") == list(key):
-                yield name, key, cached, None
-            else:
-                yield name, key, *_parse_entry(self.directory / name, key, self.kind, folder)
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -196,27 +171,51 @@ class MemoryStore:
         fact saved by 20 processes at once leaves one file, none waits out another's model
         load, and one that waited too long answers with the memory now holding its fact."""
         digest = content_hash(draft.body)
-        seen = self.scan().memories
-        if (found := _holder(seen, digest, unless)) is not None:
+        seen = self._rescan().memories  # the folder is listed only if it moved (`_rescan`)
+        if (found := self._holding(seen, digest, unless)) is not None:
             return found
         try:
             with self._lock():
                 now = self._rescan().memories
                 again = unless if now is not seen and _state(now) != _state(seen) else None
-                if (found := _holder(now, digest, again)) is not None:
+                if (found := self._holding(now, digest, again)) is not None:
                     return found
+                if self._temp_files:  # only a listing that saw one looks for them (issue 36)
+                    self._temp_files = remove_stale_temp_files(self.directory) > 0
                 memory = _from_draft(self, self._new_id(), draft, digest, draft.extra)
+                known = self._unmoved()
                 self._write(memory)
-                remove_stale_temp_files(self.directory)
-                return Created(self._record_new_file(self.path_of(memory.id)), created=True)
+                path = self.path_of(memory.id)
+                return Created(self._record_new_file(path, known), created=True)
         except LockBusy:  # issue 35.7: "timed out waiting for the store lock" lost nothing
             if (found := _holder(self.scan().memories, digest, unless)) is None:
                 raise
             return found
 
-    def _record_new_file(self, path: Path) -> Memory:
+    def _holding(
+        self, memories: Sequence[Memory], digest: str, unless: Twin | None
+    ) -> Created | None:
+        """`_holder`, its answer's file checked (one lstat): an edit in place moves neither the
+        folder's stat nor the catalog's, and a save must not answer with a memory that may no
+        longer hold its fact. Edited since its listing: the folder is listed again."""
+        found = _holder(memories, digest, unless)
+        if found is None or self._as_listed(found.memory):
+            return found
+        return _holder(self.scan().memories, digest, unless)
+
+    def _as_listed(self, memory: Memory) -> bool:
+        last = self._last
+        if last is None:
+            return True
+        listed = last.listing.get(f"{memory.id}.md")
+        return listed is not None and listed[0] == stat_key(self.directory / f"{memory.id}.md")
+
+    def _record_new_file(self, path: Path, known: bool) -> Memory:
         """Add a file this process just wrote to the catalog without re-scanning the folder
-        (the scan before the write was fresh, under the same lock)."""
+        (the scan before the write was fresh, under the same lock). `known`: the folder was as
+        last listed right before the write, so its stat after it stands for the kept listing
+        and the next save need not list it (issue 36: 2 listings of 100,000 files a save)."""
+        after = stat_key(self.directory) if known else None
         st = path.stat()
         key = (st.st_ino, st.st_mtime_ns, st.st_size)
         entry, memory = _parse_entry(path, key, self.kind)
@@ -224,24 +223,32 @@ class MemoryStore:
             raise StorageError(f"{path}: written but does not parse: {entry['error']}")
         self._catalog.put(path.name, entry)  # its line appended: the other entries as loaded
         if self._last is not None:  # the next scan that lists the same files returns this one
-            self._last = _with_file(self._last, path.name, key, memory)
+            self._last = with_file(self._last, path.name, key, memory, after)
         self._memo[path.name] = (key, memory)
         return memory
 
     def _rescan(self) -> Scan:
-        """`scan` again under the store's lock, right after one outside it: that scan while
-        neither the folder's stat (a file added, removed or renamed in: atomic writes rename)
-        nor the catalog's (every writer records its file there) moved. A hand edit in place
-        moves neither: the next scan sees it."""
+        """A save's scan: the last one while neither the folder's stat (a file added, removed
+        or renamed in: atomic writes rename) nor the catalog's (every writer records its file
+        there) moved since it listed the folder or this process wrote into it (three stats,
+        where a listing stats every file: ~1 s of CPU at 100,000), else `scan`. A hand edit in
+        place moves neither: a full scan (a list, a search, the daemon's) sees it, and a save
+        checks the file of the memory it answers with (`_holding`)."""
         last = self._last
-        if (
-            last is not None
-            and last.folder is not None
-            and last.folder == folder_stamp(self.directory, time.time_ns())
-            and self._catalog.unchanged()
-        ):
+        if last is not None and self._unmoved():
             return last.scan
         return self.scan()
+
+    def _unmoved(self) -> bool:
+        """Neither the folder nor the catalog moved since the kept scan knew them (the folder's
+        stat was settled when listed, or taken right after this process's own write)."""
+        last = self._last
+        return (
+            last is not None
+            and last.folder is not None
+            and last.folder == stat_key(self.directory)
+            and self._catalog.unchanged()
+        )
 
     def put(self, memory_id: str, draft: Draft) -> Created:
         """Write the memory with this id, new or rewritten (session summaries: one file per
@@ -265,8 +272,9 @@ class MemoryStore:
             memory = _from_draft(
                 self, parse_memory_id(memory_id), draft, digest, MappingProxyType(extra)
             )
+            known = self._unmoved()
             self._write(memory)
-            written = self._record_new_file(path)
+            written = self._record_new_file(path, known)
         return Created(written, created=True)
 
     def find_by_hash(self, digest: str) -> Memory | None:
@@ -312,15 +320,20 @@ class MemoryStore:
     def _lock(self) -> contextlib.AbstractContextManager[None]:
         return held_lock(self.lock_path, timeout=self.lock_timeout, what="the store lock")
 
-    # --- catalog ------------------------------------------------------------------------------
 
-    def _load_catalog(self) -> dict[str, dict[str, Any]]:
-        """The catalog, from memory when its files have not changed since this process read or
-        wrote them (a long-lived daemon then pays only for the stats)."""
-        return self._catalog.load()
-
-    def _save_catalog(self, entries: dict[str, dict[str, Any]]) -> None:
-        self._catalog.save(entries)  # a save appends its entry (catalog_file.py)
+def _entries(
+    directory: Path, kind: str, listing: Listing, catalog: Mapping[str, Any], folder: int | None
+) -> Iterator[tuple[str, StatKey, dict[str, Any] | str, Memory | None]]:
+    """(name, stat key, its catalog entry or why it is not read, the memory if read now) per
+    file: the cached entry while the stat key matches, else the file parsed anew."""
+    for name, (key, unusable) in listing.items():
+        cached = catalog.get(name)
+        if unusable is not None:
+            yield name, key, unusable, None
+        elif isinstance(cached, dict) and cached.get("stat") == list(key):
+            yield name, key, cached, None
+        else:
+            yield name, key, *_parse_entry(directory / name, key, kind, folder)
 
 
 def _parse_entry(
@@ -336,18 +349,6 @@ def _parse_entry(
         return {"stat": list(key), "error": f"cannot read: {exc}"}, None
     entry, memory = entry_and_memory(parsed)
     return {"stat": list(key), "memory": entry}, memory
-
-
-def _with_file(seen: _Seen, name: str, key: StatKey, memory: Memory) -> _Seen:
-    """`seen` with file `name` (new or rewritten) listed at `key` and holding `memory`; the
-    folder's stat is unknown after the write."""
-    memories = list(seen.scan.memories)
-    if name in seen.listing:  # rewritten (`put`): its old memory goes (a file is `<id>.md`)
-        memories = [m for m in memories if m.id != memory.id]
-    bisect.insort(memories, memory, key=lambda m: (m.occurred_at, m.id))
-    problems = tuple(p for p in seen.scan.problems if p.path.name != name)
-    listing = {**seen.listing, name: (key, None)}
-    return _Seen(listing, None, Scan(tuple(memories), problems))
 
 
 def _holder(memories: Sequence[Memory], digest: str, unless: Twin | None) -> Created | None:

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from local_recall.errors import (
     DuplicateMemoryId,
@@ -23,6 +24,7 @@ from local_recall.errors import (
 )
 from local_recall.memory.model import parse_memory_id
 from local_recall.repo.files import (
+    is_temp_name,
     open_folder_nofollow,
     read_bytes_in,
     read_bytes_nofollow,
@@ -34,26 +36,40 @@ MAX_FILE_BYTES = 2_000_000  # a memory body is capped at 1 MB; anything far larg
 StatKey = tuple[int, int, int]
 
 
-def list_memory_files(directory: Path) -> Iterator[tuple[str, StatKey, str | None]]:
-    """(name, stat key, why it is not read or None) for each `*.md` entry. Only regular
-    files named `<canonical uuid>.md` are read: one id has one file, and a symlink
-    (committed by anyone who can push) would show content from outside the repository."""
+class FolderListing(NamedTuple):
+    """A memory folder's `*.md` entries, and whether a writer's temp file was among its
+    entries (maybe one a killed writer left: only then does a save look for them)."""
+
+    files: list[tuple[str, StatKey, str | None]]  # (name, stat key, why it is not read or None)
+    temp_files: bool
+
+
+def list_memory_files(directory: Path) -> FolderListing:
+    """The `*.md` entries, each with why it is not read (None: read). Only regular files named
+    `<canonical uuid>.md` are read: one id has one file, and a symlink (committed by anyone who
+    can push) would show content from outside the repository."""
     if through_symlink(directory):
         if os.path.isdir(directory):
-            yield "", (0, 0, 0), "the folder is a symbolic link (not followed)"
-        return
+            return FolderListing(
+                [("", (0, 0, 0), "the folder is a symbolic link (not followed)")], False
+            )
+        return FolderListing([], False)
     try:
         entries = list(os.scandir(directory))
     except (FileNotFoundError, NotADirectoryError):
-        return
+        return FolderListing([], False)
+    files: list[tuple[str, StatKey, str | None]] = []
+    temp_files = False
     for entry in entries:
         if not entry.name.endswith(".md") or entry.name.startswith("."):
+            temp_files = temp_files or is_temp_name(entry.name)
             continue
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue  # deleted between listing and stat
-        yield entry.name, (st.st_ino, st.st_mtime_ns, st.st_size), _unusable(entry)
+        files.append((entry.name, (st.st_ino, st.st_mtime_ns, st.st_size), _unusable(entry)))
+    return FolderListing(files, temp_files)
 
 
 # A file system may stamp a change with a coarse clock (a tick: 1-10 ms on Linux, HZ=1000..100): a
@@ -67,11 +83,17 @@ def folder_stamp(directory: Path, listed_at_ns: int) -> StatKey | None:
     """The folder's own (inode, mtime_ns, size) before a listing at `listed_at_ns` (wall clock:
     what the file system stamps with): a file added, removed or renamed in moves its mtime.
     None when it cannot be read, or when it changed too close to the listing to tell."""
+    stamp = stat_key(directory)
+    return None if stamp is None else settled_stamp(stamp, listed_at_ns)
+
+
+def stat_key(path: Path) -> StatKey | None:
+    """(inode, mtime_ns, size) of `path` itself (a symlink's own); None when it is gone."""
     try:
-        st = os.lstat(directory)
+        st = os.lstat(path)
     except OSError:
         return None
-    return settled_stamp((st.st_ino, st.st_mtime_ns, st.st_size), listed_at_ns)
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def settled_stamp(stamp: StatKey, listed_at_ns: int) -> StatKey | None:

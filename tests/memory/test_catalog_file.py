@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from local_recall.memory.catalog_file import CatalogFile, entries_text
+from local_recall.memory.model import new_memory_id
 from local_recall.memory.store import MemoryStore
 from local_recall.recall import Recall
 from local_recall.settings import Settings
@@ -100,3 +101,56 @@ def test_a_log_that_follows_another_base_is_ignored(repo: Path) -> None:
     base.write_text(base.read_text())  # the base rewritten: the log no longer follows it
     assert sorted(m.subject for m in open_recall(repo).list()) == ["S", "T"]  # re-parsed
     assert memory.id in {m.id for m in open_recall(repo).list()}
+
+
+def test_saves_append_again_once_a_new_base_is_written(tmp_path: Path) -> None:
+    """Issue 36 at 100,000 memories: once the log outgrew its quarter and a save wrote a new
+    base, the old log (now following nothing) still counted as the log's size, so every save
+    after it wrote the whole base again (79 MB each). The same entry saved again and again (a
+    session summary rewritten as its session goes on) keeps the base's size: counted here."""
+    path = tmp_path / "catalog-summary.json"
+    catalog = CatalogFile(path, VERSION)
+    entries = {f"{i}.md": {"stat": [i, 1, 1], "memory": {"body": "x" * 100}} for i in range(40)}
+    catalog.save(entries)
+    base_bytes = path.stat().st_size
+    rewrites = 0
+    for n in range(120):
+        before = path.stat().st_ino
+        catalog.put("0.md", {"stat": [0, n, 1], "memory": {"body": f"{n:>100}"}})
+        rewrites += path.stat().st_ino != before
+    # a line is ~1/40 of the base: a new base every ~10 puts (was: every put after the first)
+    assert 1 <= rewrites <= 120 // 8, rewrites
+    assert log_path_of(path).stat().st_size <= base_bytes * 0.25 + 200
+    assert CatalogFile(path, VERSION).load()["0.md"]["stat"] == [0, 119, 1]  # a fresh reader
+
+
+def log_path_of(base: Path) -> Path:
+    return base.with_suffix(".log")
+
+
+def test_a_copied_store_writes_one_new_base_and_its_saves_append(tmp_path: Path) -> None:
+    """A copied store (`cp -a`, a checkout writing every file anew: new inodes) re-parses every
+    file at its first scan. That scan appended the whole catalog to the log as one line, the
+    next save found the log over its quarter and wrote a new base, and every save after it
+    wrote the base again (the log before). Now the scan writes the base; the saves append."""
+    from tests.memory.test_scan_cost import draft, write_memories
+
+    folder, state = tmp_path / "memories", tmp_path / "state"
+    write_memories(folder, 60)
+    MemoryStore(folder, state, new_id=new_memory_id).scan()
+    for path in folder.iterdir():  # the copy: the same bytes, new inodes
+        copy = path.with_name(f".{path.name}.copy")
+        copy.write_bytes(path.read_bytes())
+        os.replace(copy, path)
+    store = MemoryStore(folder, state, new_id=new_memory_id)
+    assert len(store.scan().memories) == 60
+    base = state / "catalog-episodic.json"
+    log = log_path_of(base)
+    assert not log.exists() or log.stat().st_size < base.stat().st_size * 0.25  # was: all of it
+    inodes = set()
+    for n in range(5):
+        store.create(draft(n))
+        inodes.add(base.stat().st_ino)
+    assert len(inodes) == 1, inodes  # was 5: a new base per save
+    fresh = MemoryStore(folder, tmp_path / "fresh", new_id=new_memory_id).scan()
+    assert MemoryStore(folder, state, new_id=new_memory_id).scan().memories == fresh.memories
