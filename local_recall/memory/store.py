@@ -178,7 +178,8 @@ class MemoryStore:
             with self._lock():
                 now = self._rescan().memories
                 again = unless if now is not seen and _state(now) != _state(seen) else None
-                if (found := self._holding(now, digest, again)) is not None:
+                # the same scan: its hash was checked (a pass over 100,000 memories)
+                if now is not seen and (found := self._holding(now, digest, again)) is not None:
                     return found
                 if self._temp_files:  # only a listing that saw one looks for them (issue 36)
                     self._temp_files = remove_stale_temp_files(self.directory) > 0
