@@ -14,6 +14,7 @@ from typing import Any
 
 from local_recall.errors import EmbedderUnavailable
 from local_recall.memory.model import Memory
+from local_recall.search.changes import Changes, changes_since
 from local_recall.search.embedders import Embedder, embedder_fingerprint
 from local_recall.search.fuzzy import FuzzyMatcher
 from local_recall.search.index.candidates import IndexQuery, from_index
@@ -39,6 +40,11 @@ from local_recall.search.scoring import (
 EXACT_NEAREST_MAX_ROWS = 150_000
 
 
+def _head_moved(old: Memory | None, new: Memory) -> bool:
+    """Whether the fuzzy vocabulary (subjects and keywords) may differ for this memory."""
+    return old is None or old.subject != new.subject or old.keywords != new.keywords
+
+
 class SignalGatherer:
     """One per Searcher: it keeps the fuzzy vocabulary, two worker threads and whether the
     index answered last time. Not for concurrent use (searches are serialised)."""
@@ -60,7 +66,7 @@ class SignalGatherer:
         self.index_ok = True
         self.kinds: frozenset[str] = frozenset()
         self._fuzzy: FuzzyMatcher | None = None
-        self._fuzzy_signature = 0
+        self._kind_counts: dict[str, int] = {}  # kind -> memories of it, kept by difference
         self._executor: ThreadPoolExecutor | None = None
         # Kept by long-lived processes (`keep_keywords`): the full-text candidates without a
         # LanceDB query. None: each search asks LanceDB's full-text index.
@@ -71,17 +77,31 @@ class SignalGatherer:
     def embedder(self) -> Embedder:
         return self._embedder()
 
-    def use(self, memories: Mapping[str, Memory]) -> None:
-        """The memories searched from now on. The fuzzy vocabulary depends only on subjects and
-        keywords: it is rebuilt when they change."""
-        signature = hash(tuple((k, m.subject, m.keywords) for k, m in memories.items()))
-        if signature != self._fuzzy_signature:
+    def use(self, memories: Mapping[str, Memory], changes: Changes | None = None) -> None:
+        """The memories searched from now on; `changes`: from the memories used last (else
+        found here, by identity). The fuzzy vocabulary depends only on subjects and keywords:
+        it is rebuilt when one of them changes. Each part costs what changed, not the store."""
+        step = changes_since(self._memories, memories, changes)
+        if step.removed or any(_head_moved(step.before.get(k), memories[k]) for k in step.changed):
             self._fuzzy = None
-            self._fuzzy_signature = signature
-        self.kinds = frozenset(m.kind for m in memories.values())
+        for key in step.removed:
+            self._count_kind(step.before[key].kind, -1)
+        for key in step.changed:
+            old = step.before.get(key)
+            if old is not None:
+                self._count_kind(old.kind, -1)
+            self._count_kind(memories[key].kind, 1)
+        self.kinds = frozenset(self._kind_counts)
         self._memories = memories
         if self.keywords is not None:
-            self.keywords.update(memories, self.relevance.terms)
+            self.keywords.update(memories, self.relevance.terms, keys=step.keys)
+
+    def _count_kind(self, kind: str, by: int) -> None:
+        left = self._kind_counts.get(kind, 0) + by
+        if left > 0:
+            self._kind_counts[kind] = left
+        else:
+            self._kind_counts.pop(kind, None)
 
     def keep_keywords(self) -> None:
         """Keep an in-process keyword index from now on (keyword_index.py): for a process that

@@ -5,7 +5,7 @@ and for `review`'s "looks like <id>". The whole-text vectors are the index's own
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from local_recall.errors import RecallError
@@ -29,11 +29,17 @@ def memory_text(memory: Memory) -> str:
 
 
 def _ranked(
-    keys: Sequence[str], matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]
+    keys: Sequence[str],
+    matrix: npt.NDArray[np.float32],
+    vector: npt.NDArray[np.float32],
+    row_norms: npt.NDArray[np.float32] | None = None,
 ) -> list[tuple[str, float]]:
+    """`row_norms`: the rows' norms, kept with the index's copy (else computed here)."""
     import numpy as np
 
-    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(vector) or 1.0)
+    if row_norms is None:
+        row_norms = np.linalg.norm(matrix, axis=1)
+    norms = row_norms * (np.linalg.norm(vector) or 1.0)
     cosines = (matrix @ vector) / np.where(norms == 0, 1.0, norms)
     if not len(keys):
         return []
@@ -49,24 +55,30 @@ def nearest_memories(index: MemoryIndex, embedder: Embedder, text: str) -> list[
     """(memory id, cosine) of the episodic memories nearest `text`, nearest first."""
     import numpy as np
 
-    keys, matrix = index.whole_vectors("episodic")  # kept in step with the index's writes
-    if not keys:
+    whole = index.whole("episodic")  # kept in step with the index's writes, norms too
+    if not whole.keys:
         return []
     vector = np.asarray(embedder.embed_documents([text])[0], dtype=np.float32)
-    if vector.shape[0] != matrix.shape[1]:  # the embedder changed, the index not yet: no answer
+    if vector.shape[0] != whole.matrix.shape[1]:  # the embedder changed, the index not yet
         return []
-    return _ranked(keys, matrix, vector)
+    return _ranked(whole.keys, whole.matrix, vector, whole.norms)
 
 
 def paraphrased_memory(
-    index: MemoryIndex, embedder: Embedder, memories: Sequence[Memory], subject: str, body: str
+    index: MemoryIndex,
+    embedder: Embedder,
+    memories: Sequence[Memory] | Callable[[str], Memory | None],
+    subject: str,
+    body: str,
 ) -> Memory | None:
     """The memory `subject` + `body` paraphrases, if any; an exact copy is not one (the
-    content hash answers for it)."""
+    content hash answers for it). `memories`: the store's, or a look-up by id (a save at
+    100,000 memories looks up the few nearest, not every memory)."""
     text = f"{subject}\n{body}"
-    found = {m.id: m for m in memories}
+    lookup = memories if callable(memories) else {m.id: m for m in memories}.get
     nearest = nearest_memories(index, embedder, text)
-    texts = {i: memory_text(found[i]) for i, _ in nearest if i in found}  # the few compared
+    found = {i: m for i, _ in nearest if (m := lookup(i)) is not None}  # the few compared
+    texts = {i: memory_text(m) for i, m in found.items()}
     match = paraphrase_of(text, nearest, texts)
     if match is None or found[match].body.strip() == body.strip():
         return None
@@ -106,9 +118,12 @@ def paraphrase_in(
             background=False,
             scanned=None if scanned is None else {store.kind: scanned},
         )
-        found = searcher.loaded(store.kind)  # what that sync scanned: no second scan of the files
-        return paraphrased_memory(
-            searcher.index, searcher.embedder, found, draft.subject, draft.body
+        return paraphrased_memory(  # what that sync scanned: no second scan of the files
+            searcher.index,
+            searcher.embedder,
+            lambda memory_id: searcher.loaded_memory(store.kind, memory_id),
+            draft.subject,
+            draft.body,
         )
     except RecallError:
         return None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 
 from local_recall.memory.model import Memory
 from local_recall.search.background import BACKGROUND_JSON, read_background
+from local_recall.search.changes import Changes
 from local_recall.search.decision import Background
 from local_recall.search.relevance import (
     Features,
@@ -46,12 +46,14 @@ from local_recall.search.scoring import (
     score_hit,
     with_features,
 )
-from local_recall.search.vector_cache import (
-    TERMS_JSON,
-    VectorCache,
+from local_recall.search.term_counts import TermCounts
+from local_recall.search.term_log import (
+    DEFAULT_POLICY,
+    TermPolicy,
     read_term_stats,
-    read_vector_cache,
+    terms_stamp,
 )
+from local_recall.search.vector_cache import VectorCache, read_vector_cache
 from local_recall.search.vector_log import VECTORS_JSON, cache_stamp
 
 FILES_ONLY = "files only: word match + fuzzy, no index or embedder"
@@ -75,15 +77,6 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return info.st_ino, info.st_size, info.st_mtime_ns
 
 
-def _uncount(df: Counter[str], terms: MemoryTerms) -> None:
-    for term in terms.all:
-        left = df[term] - 1
-        if left > 0:
-            df[term] = left
-        else:
-            del df[term]  # as if never counted: the statistics equal a count from scratch
-
-
 class RelevanceInputs:
     """Caches of one process: memory terms by key, the term statistics, the vector cache
     (re-read when its files change). Not for concurrent use (searches are serialised)."""
@@ -91,8 +84,7 @@ class RelevanceInputs:
     def __init__(self, state_dir: Path) -> None:
         self.state_dir = state_dir
         self._terms: dict[str, tuple[Memory, MemoryTerms]] = {}
-        self._counted: dict[str, MemoryTerms] = {}  # what `_df` counts, by key
-        self._df: Counter[str] = Counter()
+        self._counts = TermCounts()  # the statistics, counted and persisted by difference
         self._stats: TermStats | None = None
         self._stats_stamp: object = None
         self._vectors: VectorCache | None = None
@@ -117,29 +109,46 @@ class RelevanceInputs:
         self._terms[key] = (memory, terms)
         return terms
 
-    def compute_stats(self, memories: Mapping[str, Memory]) -> TermStats:
-        """The store's statistics from the memories themselves (what the indexer persists):
-        kept up to date by difference, so a save in a store of 5,000 counts one memory's terms
-        again, not every memory's (`term_stats` of them all gives the same)."""
-        for gone in self._terms.keys() - memories.keys():
-            del self._terms[gone]
-        for gone in self._counted.keys() - memories.keys():
-            _uncount(self._df, self._counted.pop(gone))
-        for key, memory in memories.items():
-            terms = self.terms(key, memory)
-            counted = self._counted.get(key)
-            if counted is not terms:
-                if counted is not None:
-                    _uncount(self._df, counted)
-                self._df.update(terms.all)
-                self._counted[key] = terms
-        stats = TermStats(len(memories), Counter(self._df))  # a copy: later syncs change ours
-        self._stats, self._stats_stamp = stats, ("computed", len(memories))
-        return stats
+    def compute_stats(
+        self, memories: Mapping[str, Memory], changes: Changes | None = None
+    ) -> TermStats:
+        """The store's statistics from the memories themselves (what the indexer persists),
+        kept by difference (term_counts.py): a save counts its memory's terms again, not
+        every memory's. `changes`: from the memories counted last (the searcher's). A mapping
+        given here is a snapshot: never changed afterwards."""
+        self._count(memories, changes)
+        self._stats, self._stats_stamp = self._counts.stats(), ("computed", len(memories))
+        return self._stats
+
+    def follow(self, memories: Mapping[str, Memory], changes: Changes | None) -> None:
+        """Count the memories a sync loaded (`changes`: from the last load) once counting has
+        begun, whether or not the statistics are written: the next count then starts from the
+        last load (never the first count: a search-only process may never need it)."""
+        if self._counts.started:
+            self._count(memories, changes)
+
+    def _count(self, memories: Mapping[str, Memory], changes: Changes | None) -> None:
+        for gone in self._counts.count(memories, changes, self.terms):
+            self._terms.pop(gone, None)
+
+    def persist_stats(
+        self,
+        memories: Mapping[str, Memory],
+        changes: Changes | None = None,
+        *,
+        compact: bool,
+        policy: TermPolicy = DEFAULT_POLICY,
+    ) -> None:
+        """Count `memories` (as `compute_stats`), then write what changed (term_log.py:
+        appended, or a new base off the save path). Raises OSError."""
+        self._count(memories, changes)
+        written = self._counts.persist(self.state_dir, compact=compact, policy=policy)
+        # the files now say what we counted: searches need not read them back
+        self._stats, self._stats_stamp = self._counts.stats(), written
 
     def stats(self, memories: Mapping[str, Memory]) -> TermStats:
         """The persisted statistics (the indexer's), else computed from the files."""
-        stamp = _stamp(self.state_dir / TERMS_JSON)
+        stamp = terms_stamp(self.state_dir)
         if self._stats is not None and stamp == self._stats_stamp:
             return self._stats
         persisted = read_term_stats(self.state_dir) if stamp is not None else None

@@ -27,6 +27,7 @@ from local_recall.memory.store import MemoryStore
 from local_recall.repo.config import Config
 from local_recall.repo.layout import Layout
 from local_recall.search.background import refresh_background
+from local_recall.search.changes import Changes, changes_of
 from local_recall.search.decision import decide, decide_ranked, least_relevance
 from local_recall.search.embedders import Embedder, EmbedderFactory, embedder_fingerprint
 from local_recall.search.gather import SignalGatherer
@@ -105,6 +106,7 @@ class Searcher:
         self._status = StatusFile(layout.state_dir / STATUS_FILE, clock)
         self._embedder: Embedder | None = None
         self._memories: dict[str, Memory] | None = None
+        self.changes: Changes | None = None  # from the load before the last to the last
         self.relevance = RelevanceInputs(layout.state_dir)
         self.gather = SignalGatherer(
             self.index,
@@ -139,12 +141,18 @@ class Searcher:
     ) -> dict[str, Memory]:
         """Every readable memory of both kinds, from the stores' stat-keyed catalogs; `scanned`:
         a store's memories its caller scanned a moment ago (by kind), not scanned again."""
-        found: dict[str, Memory] = {}
+        before, found, changed = self._memories or {}, {}, []  # changed: another object
+        had = before.get
         for store in self._stores:
             given = scanned.get(store.kind) if scanned is not None else None
             for memory in store.scan().memories if given is None else given:
-                found[row_key(memory.kind, memory.id)] = memory
-        self.gather.use(found)
+                key = row_key(memory.kind, memory.id)
+                found[key] = memory
+                if had(key) is not memory:
+                    changed.append(key)
+        # found once, handed to each consumer: their work follows the change, not the store
+        self.changes = changes_of(before, found, changed)
+        self.gather.use(found, self.changes)
         self._memories = found
         return found
 
@@ -152,6 +160,10 @@ class Searcher:
         """The memories of `kind` as the last sync (or `load_memories`) read them."""
         memories = self._memories if self._memories is not None else self.load_memories()
         return [memory for memory in memories.values() if memory.kind == kind]
+
+    def loaded_memory(self, kind: str, memory_id: str) -> Memory | None:
+        """One memory as the last sync (or `load_memories`) read it."""
+        return (self._memories or self.load_memories()).get(row_key(kind, memory_id))
 
     def sync(
         self,
@@ -171,10 +183,11 @@ class Searcher:
         try:
             report = sync_memories(
                 self.index,
-                list(memories.values()),
+                memories,
                 self.embedder,
                 rebuild=rebuild,
                 progress=progress,
+                changes=self.changes,
             )
         except IndexUnavailable as exc:
             self.gather.index_ok = False
@@ -183,10 +196,11 @@ class Searcher:
         self.gather.index_ok = True
         self._record(report.fallback)
         changed = report.rebuilt or bool(report.embedded or report.updated or report.removed)
+        self.relevance.follow(memories, self.changes)  # every sync: the next costs its change
         write_relevance_cache(
             self.index,
             self.relevance.state_dir,
-            lambda: self.relevance.compute_stats(memories),
+            lambda compact: self.relevance.persist_stats(memories, self.changes, compact=compact),
             changed=changed,
             vectors_changed=report.vectors_changed,
             compact=background,  # a save's sync appends; a later one folds a long log

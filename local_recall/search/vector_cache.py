@@ -14,10 +14,10 @@ describes, `vectors-<token>.npy` with its keys in `vectors-<token>.keys` (one ke
 passage repeats its memory's key), and the append-only log of what changed since
 (`vector_log.py`: a save appends a few rows instead of rewriting them all); the json is replaced
 last, so a reader never pairs keys with another write's matrix. A memory's rows are those of
-the newest log line that covers it, else the base's. `terms.json`
-holds `TermStats.to_json()`. The state folder is gitignored but a hostile repository could
-plant files there: nothing is trusted — no symlinks followed, sizes capped, shapes, dtype and
-keys validated; anything wrong reads as "no cache" and search answers without it.
+the newest log line that covers it, else the base's. The term statistics beside it
+(`terms.json` + `terms.log`) are term_log.py's. The state folder is gitignored but a hostile
+repository could plant files there: nothing is trusted — no symlinks followed, sizes capped,
+shapes, dtype and keys validated; anything wrong reads as "no cache" and search answers without it.
 
 numpy only (no lancedb): the cold hook imports this.
 """
@@ -38,7 +38,6 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from local_recall.search.relevance import TermStats, term_stats_from_json
 from local_recall.search.vector_log import (
     LOG_TOKEN,
     VECTORS_JSON,
@@ -49,7 +48,6 @@ from local_recall.search.vector_log import (
     start_log,
 )
 
-TERMS_JSON: Final = "terms.json"
 CACHE_FORMAT: Final = 2  # 1: no log (still read)
 MAX_ROWS: Final = 4_000_000  # 100k memories with their passages fit many times over
 MAX_DIM: Final = 4096
@@ -308,10 +306,6 @@ def _read_matrix(path: Path, rows: int, dim: int) -> Matrix | None:  # noqa: PLR
             return None
 
 
-def read_term_stats(state_dir: Path) -> TermStats | None:
-    return term_stats_from_json(read_json_file(state_dir / TERMS_JSON))
-
-
 # --- writing (the indexer) -------------------------------------------------------------------
 
 
@@ -378,12 +372,6 @@ def append_vector_cache(
     data = np.asarray(matrix, dtype=np.float32).reshape(rows, header.dim)
     append_to_log(state_dir, header.token, log, keys, data, covers)
     return log.rows + rows, header.rows
-
-
-def write_term_stats(state_dir: Path, stats: TermStats) -> None:
-    state_dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(stats.to_json())
-    replace_file(state_dir / TERMS_JSON, lambda handle: handle.write(text.encode()))
 
 
 def remove_vector_cache(state_dir: Path) -> None:

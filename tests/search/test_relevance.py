@@ -401,7 +401,7 @@ def test_term_statistics_kept_by_difference_equal_a_count_from_scratch(tmp_path:
             memories[key] = memory(key)  # new, or an edit of one already counted
         if rng.random() < 0.3:  # the same memories read again: equal, not the same objects
             memories = {k: replace_memory(m) for k, m in memories.items()}
-        got = inputs.compute_stats(memories)
+        got = inputs.compute_stats(dict(memories))  # a snapshot, as the searcher's loads are
         expected = rel.term_stats(
             rel.memory_terms(m.subject, m.keywords, m.body) for m in memories.values()
         )

@@ -68,7 +68,7 @@ class Store:
         write_relevance_cache(
             searcher.index,
             self.state,
-            lambda: searcher.relevance.compute_stats(memories),
+            lambda compact: searcher.relevance.persist_stats(memories, compact=compact),
             changed=report.rebuilt or bool(report.embedded or report.updated or report.removed),
             vectors_changed=report.vectors_changed,
             compact=compact,

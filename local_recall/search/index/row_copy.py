@@ -28,41 +28,91 @@ if TYPE_CHECKING:
 Stamp = tuple[int, tuple[int, int, int] | None]
 
 
+class _Room:
+    """The buffer a `WholeVectors` is the head of, with free rows past `used` (doubling): a
+    save appends its row instead of copying every vector (~150 MB at 100,000 memories).
+    `rows` finds a key's row among the used ones."""
+
+    def __init__(
+        self, matrix: npt.NDArray[np.float32], norms: npt.NDArray[np.float32], more: int
+    ) -> None:
+        import numpy as np
+
+        size = max(64, 2 * (len(matrix) + more))  # room for `more` rows, and as many again
+        self.matrix = np.zeros((size, matrix.shape[1]), dtype=np.float32)
+        self.matrix[: len(matrix)] = matrix
+        self.norms = np.zeros(size, dtype=np.float32)
+        self.norms[: len(norms)] = norms
+        self.used = len(matrix)
+        self.rows: dict[str, int] = {}
+
+
 @dataclass(frozen=True, slots=True)
 class WholeVectors:
-    """The whole-text vector of every row of one kind that has one (`has_vector`)."""
+    """The whole-text vector of every row of one kind that has one (`has_vector`), with each
+    row's L2 norm (what the paraphrase ranking divides by; computed once per row)."""
 
     keys: tuple[str, ...]
     matrix: npt.NDArray[np.float32]
+    norms: npt.NDArray[np.float32] | None = None  # None: computed when asked for
+    room: _Room | None = None  # the buffer it heads, when its rows are the buffer's used ones
+
+    def row_norms(self) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        return np.linalg.norm(self.matrix, axis=1) if self.norms is None else self.norms
+
+    def holds(self, keys: set[str]) -> bool:
+        room = self.room
+        if room is not None and room.used == len(self.keys):
+            return any(key in room.rows for key in keys)
+        return not keys.isdisjoint(self.keys)
+
+    def appended(self, keys: Sequence[str], vectors: npt.NDArray[np.float32]) -> WholeVectors:
+        """These rows after ours (none of `keys` held): into the room's free rows when this
+        value owns them, else into a new room (one copy, then amortised)."""
+        import numpy as np
+
+        room = self.room
+        if room is None or room.used != len(self.keys) or room.used + len(keys) > len(room.norms):
+            room = _Room(self.matrix, self.row_norms(), len(keys))
+            room.rows = {key: i for i, key in enumerate(self.keys)}
+        start, end = room.used, room.used + len(keys)
+        room.matrix[start:end] = vectors
+        room.norms[start:end] = np.linalg.norm(vectors, axis=1)
+        room.rows.update((key, start + i) for i, key in enumerate(keys))
+        room.used = end
+        return WholeVectors(self.keys + tuple(keys), room.matrix[:end], room.norms[:end], room)
 
 
 def fingerprints_written(
-    fingerprints: Mapping[str, Fingerprint], rows: Sequence[Mapping[str, Any]]
+    fingerprints: dict[str, Fingerprint], rows: Sequence[Mapping[str, Any]]
 ) -> dict[str, Fingerprint]:
-    """After rows were added or replaced whole (`MemoryIndex.write`)."""
-    after = dict(fingerprints)
+    """After rows were added or replaced whole (`MemoryIndex.write`). These three update the
+    copy in place (it is `RowCopies`' own; callers get copies): a save at 100,000 memories
+    then costs its rows, not a copy of every row's fingerprints."""
     for row in rows:
-        after[row["key"]] = Fingerprint(text=row["text_fp"], meta=row["meta_fp"])
-    return after
+        fingerprints[row["key"]] = Fingerprint(text=row["text_fp"], meta=row["meta_fp"])
+    return fingerprints
 
 
 def fingerprints_updated(
-    fingerprints: Mapping[str, Fingerprint], rows: Sequence[Mapping[str, Any]]
+    fingerprints: dict[str, Fingerprint], rows: Sequence[Mapping[str, Any]]
 ) -> dict[str, Fingerprint]:
     """After a metadata update: the text fingerprint (and the vector) stay the row's."""
-    after = dict(fingerprints)
     for row in rows:
         key = row["key"]
-        if key in after:  # a merge updates matched rows only
-            after[key] = Fingerprint(text=after[key].text, meta=row["meta_fp"])
-    return after
+        if key in fingerprints:  # a merge updates matched rows only
+            fingerprints[key] = Fingerprint(text=fingerprints[key].text, meta=row["meta_fp"])
+    return fingerprints
 
 
 def fingerprints_removed(
-    fingerprints: Mapping[str, Fingerprint], keys: Sequence[str]
+    fingerprints: dict[str, Fingerprint], keys: Sequence[str]
 ) -> dict[str, Fingerprint]:
-    gone = set(keys)
-    return {key: fp for key, fp in fingerprints.items() if key not in gone}
+    for key in keys:
+        fingerprints.pop(key, None)
+    return fingerprints
 
 
 def vectors_written(
@@ -78,10 +128,8 @@ def vectors_written(
     if not added:
         return kept
     new = np.stack([np.asarray(row["vector"], dtype=np.float32) for row in added])
-    return WholeVectors(
-        keys=kept.keys + tuple(row["key"] for row in added),
-        matrix=np.concatenate([kept.matrix, new.reshape(len(added), kept.matrix.shape[1])]),
-    )
+    width = kept.matrix.shape[1]
+    return kept.appended([row["key"] for row in added], new.reshape(len(added), width))
 
 
 def vectors_removed(whole: WholeVectors, keys: Sequence[str]) -> WholeVectors:
@@ -89,10 +137,11 @@ def vectors_removed(whole: WholeVectors, keys: Sequence[str]) -> WholeVectors:
 
 
 def _without(whole: WholeVectors, gone: set[str]) -> WholeVectors:
-    if not gone.intersection(whole.keys):
+    if not whole.holds(gone):
         return whole
     keep = [i for i, key in enumerate(whole.keys) if key not in gone]
-    return WholeVectors(tuple(whole.keys[i] for i in keep), whole.matrix[keep])
+    norms = whole.row_norms()[keep]
+    return WholeVectors(tuple(whole.keys[i] for i in keep), whole.matrix[keep], norms)
 
 
 # key -> (whole-text vector or None, passage vectors) of rows written (or removed: None, [])
@@ -124,6 +173,11 @@ class RowCopies:
     def fingerprints(self, stamp: Stamp) -> dict[str, Fingerprint] | None:
         held = self._indexed
         return dict(held[1]) if held is not None and held[0] == stamp else None
+
+    def fingerprints_held(self, stamp: Stamp) -> Mapping[str, Fingerprint] | None:
+        """The copy itself (not to be changed), if current: a sync's look-up of a few keys."""
+        held = self._indexed
+        return held[1] if held is not None and held[0] == stamp else None
 
     def keep_fingerprints(self, stamp: Stamp, found: dict[str, Fingerprint]) -> None:
         self._indexed = (stamp, dict(found))

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from local_recall.errors import IndexUnavailable
 from local_recall.memory.model import Memory
-from local_recall.search.index.plan import PENDING, Fingerprint, fingerprint
+from local_recall.search.changes import Changes
+from local_recall.search.index.file_prints import FilePrints
+from local_recall.search.index.plan import PENDING, Fingerprint
 from local_recall.search.index.row_copy import (
     RowCopies,
     Stamp,
@@ -51,14 +53,15 @@ class MemoryIndex(IndexTables):
 
     def __init__(self, directory: Path, lock_path: Path, *, ann_threshold: int = 5_000) -> None:
         super().__init__(directory, lock_path, ann_threshold=ann_threshold)
-        # key → (what the fingerprint was computed from, fingerprint): a no-op sync of 10k
-        # memories then compares tuples instead of hashing 10k texts.
-        self._fp_cache: dict[str, tuple[tuple[Any, ...], Fingerprint]] = {}
+        self.prints = FilePrints()  # the memory files' fingerprints, kept by difference
+        # (stamp, embedder, memories) of the last sync that left the table in line with them
+        self._synced: tuple[Stamp, str, Mapping[str, Memory]] | None = None
         self._copies = RowCopies()  # what the table held, kept in step with our writes
 
     def forget(self) -> None:
         super().forget()
         self._copies.clear()
+        self._synced = None
 
     def stamp(self) -> Stamp:
         """The memories table's version and meta.json's stat: what a copy is valid for."""
@@ -122,25 +125,33 @@ class MemoryIndex(IndexTables):
         self._has_pending = pending
         return pending
 
-    def fingerprints_of(self, memories: Mapping[str, Memory]) -> dict[str, Fingerprint]:
-        """The fingerprints of these memories (cached per memory while its fields stay put)."""
-        fresh: dict[str, tuple[tuple[Any, ...], Fingerprint]] = {}
-        for key, memory in memories.items():
-            basis = (
-                memory.subject,
-                memory.content_hash,
-                memory.keywords,
-                memory.applies_to,
-                memory.occurred_at,
-                memory.kind,
-            )
-            cached = self._fp_cache.get(key)
-            if cached is not None and cached[0] == basis:
-                fresh[key] = cached
-            else:
-                fresh[key] = (basis, fingerprint(memory, memory.keywords))
-        self._fp_cache = fresh
-        return {key: fp for key, (_, fp) in fresh.items()}
+    def fingerprints_of(
+        self, memories: Mapping[str, Memory], changes: Changes | None = None
+    ) -> Mapping[str, Fingerprint]:
+        """The fingerprints of these memories, kept by difference (file_prints.py); the
+        mapping is ours until the next call, `prints.step` says what changed."""
+        return self.prints.of(memories, changes)
+
+    def in_line(self, embedder: str | None, memories: Mapping[str, Memory]) -> bool:
+        """Whether the table holds exactly the fingerprints of `memories`, every row with its
+        vector of `embedder`: this process's last sync left it so, nobody wrote since."""
+        synced = self._synced
+        if synced is None or synced[1] != embedder or synced[2] is not memories:
+            return False
+        return synced[0] == self.stamp() and self._copies.fingerprints_held(synced[0]) is not None
+
+    def mark_in_line(self, embedder: str | None, memories: Mapping[str, Memory]) -> None:
+        """After a sync: it left the table in line with `memories` (embedder None: it did not,
+        the embedder failed); no row is then pending."""
+        self._synced = None if embedder is None else (self.stamp(), embedder, memories)
+        self._has_pending = False if embedder is not None else self._has_pending
+
+    def indexed_of(self, keys: Sequence[str]) -> dict[str, Fingerprint]:
+        """The held fingerprints of these keys (those with a row); only while `in_line`."""
+        held = self._copies.fingerprints_held(self.stamp())
+        if held is None:
+            raise IndexUnavailable("the index changed during the sync")
+        return {key: held[key] for key in keys if key in held}
 
     def write(
         self,
@@ -224,15 +235,22 @@ class MemoryIndex(IndexTables):
     def whole_vectors(self, kind: str | None) -> tuple[list[str], npt.NDArray[np.float32]]:
         """`vectors(kind)` from the copy while the table is at its stamp (the paraphrase check
         ranks them on every save). Rows may come in another order than LanceDB's."""
+        whole = self.whole(kind)
+        return list(whole.keys), whole.matrix
+
+    def whole(self, kind: str | None) -> WholeVectors:
+        """`whole_vectors` with each row's norm, as held (read-only: shared by every caller)."""
         stamp = self.stamp()
         whole = self._copies.whole(kind, stamp)
         if whole is None:
+            import numpy as np
+
             keys, matrix = self.vectors(kind)
-            whole = WholeVectors(tuple(keys), matrix)
+            whole = WholeVectors(tuple(keys), matrix, np.linalg.norm(matrix, axis=1))
             self._copies.keep_whole(kind, stamp, whole)
-        matrix = whole.matrix.view()
-        matrix.flags.writeable = False  # the copy is shared by every caller
-        return list(whole.keys), matrix
+        matrix, norms = whole.matrix.view(), whole.row_norms().view()
+        matrix.flags.writeable = norms.flags.writeable = False  # shared by every caller
+        return WholeVectors(whole.keys, matrix, norms)
 
     def _delete(self, name: str, keys: Sequence[str]) -> None:
         for start in range(0, len(keys), 500):

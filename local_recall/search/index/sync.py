@@ -21,6 +21,7 @@ from local_recall.errors import EmbedderUnavailable, IndexUnavailable, StorageEr
 from local_recall.memory.keywords import extract_keywords
 from local_recall.memory.model import Memory
 from local_recall.repo.locks import held_lock
+from local_recall.search.changes import Changes
 from local_recall.search.embedders import Embedder, canonical_ollama_model, embedder_fingerprint
 from local_recall.search.index.plan import (
     INDEX_FORMAT,
@@ -36,14 +37,12 @@ from local_recall.search.index.plan import (
     row_key,
 )
 from local_recall.search.index.rows import MemoryIndex
-from local_recall.search.relevance import TermStats
+from local_recall.search.term_log import TERMS_JSON
 from local_recall.search.vector_cache import (
-    TERMS_JSON,
     Header,
     append_vector_cache,
     read_header,
     remove_vector_cache,
-    write_term_stats,
     write_vector_cache,
 )
 from local_recall.search.vector_log import log_paths
@@ -116,31 +115,39 @@ def build_row(memory: Memory, fp: Fingerprint, vector: Any, *, has_vector: bool)
 
 def sync_memories(
     index: MemoryIndex,
-    memories: Sequence[Memory],
+    memories: Sequence[Memory] | Mapping[str, Memory],
     embedder: Embedder,
     *,
     rebuild: bool = False,
     progress: ProgressCallback | None = None,
+    changes: Changes | None = None,
 ) -> IndexReport:
-    """Bring the index in line with `memories` (every readable memory of every kind).
+    """Bring the index in line with `memories` (every readable memory of every kind; a
+    mapping by `row_key`, never changed afterwards, or a sequence). `changes`: from the
+    memories of the last sync (the searcher's), else found by identity (changes.py).
 
     Never raises for a broken index (it is rebuilt) or an unreachable embedder (rows are
     written text-only and `fallback` says why); StorageError only if the lock cannot be had."""
     started = time.perf_counter()
+    by_key = memories if isinstance(memories, Mapping) else _by_key(memories)
     with index_locked(index.lock_path):
         try:
-            return _sync_locked(index, memories, embedder, rebuild, progress, started)
+            return _sync_locked(index, by_key, changes, embedder, rebuild, progress, started)
         except IndexUnavailable as exc:
             log.warning("index unusable (%s): rebuilding it from the memory files", exc)
             index.destroy()
-            return _sync_locked(
-                index, memories, embedder, True, progress, started, reason=f"index unusable: {exc}"
-            )
+            why = f"index unusable: {exc}"
+            return _sync_locked(index, by_key, None, embedder, True, progress, started, why)
+
+
+def _by_key(memories: Sequence[Memory]) -> dict[str, Memory]:
+    return {row_key(m.kind, m.id): m for m in memories}
 
 
 def _sync_locked(
     index: MemoryIndex,
-    memories: Sequence[Memory],
+    by_key: Mapping[str, Memory],
+    changes: Changes | None,
     embedder: Embedder,
     rebuild: bool,
     progress: ProgressCallback | None,
@@ -163,25 +170,37 @@ def _sync_locked(
         or ("asked for" if rebuild else None)
         or decide_rebuild(meta, fingerprint=current, identity=identity)
     )
+    on_disk = index.fingerprints_of(by_key, changes)
+    step = index.prints.step
+    # Our last sync left the table in line with the memories this step starts from, and
+    # nobody wrote since: only the memories that changed can be out of line (a save at
+    # 100,000 memories plans one memory, not every row).
+    in_line = why is None and step is not None and index.in_line(current, step.before)
     if why is not None:
         if current is None:
             # No vectors can be made: keep the known dimension if any, else a 1-wide column.
             dim = meta.dim if meta is not None and meta.identity == identity else 1
         new_meta = IndexMeta(INDEX_FORMAT, current, identity, dim)
         index.create(new_meta)
-        indexed: dict[str, Fingerprint] = {}
+        indexed: Mapping[str, Fingerprint] = {}
         log.info("index rebuild: %s", why)
+    elif in_line:
+        assert meta is not None and step is not None
+        dim = meta.dim
+        indexed = index.indexed_of(step.keys)
     else:
         assert meta is not None
         dim = meta.dim
         indexed = index.fingerprints()
-    by_key = {row_key(m.kind, m.id): m for m in memories}
-    on_disk = index.fingerprints_of(by_key)
     if current is None:  # no embedder: a pending row of unchanged text needs nothing
         indexed = {
             k: Fingerprint(fp.text.removeprefix(PENDING), fp.meta) for k, fp in indexed.items()
         }
-    plan = plan_index_sync(on_disk, indexed)
+    if in_line:
+        assert step is not None
+        plan = plan_index_sync({k: on_disk[k] for k in step.changed}, indexed)
+    else:
+        plan = plan_index_sync(on_disk, indexed)
     embedded, fallback = _carry_out(
         index,
         plan,
@@ -198,7 +217,10 @@ def _sync_locked(
     if written or why is not None:
         index.maintain(written=written)
         index.has_passages(refresh=True)
-        index.has_pending(refresh=True)
+        if not (in_line and fallback is None):
+            index.has_pending(refresh=True)
+    # every row now has the fingerprints of `by_key` and a vector (unless the embedder failed)
+    index.mark_in_line(current if fallback is None else None, by_key)
     return IndexReport(
         embedded=embedded,
         updated=len(plan.to_update),
@@ -293,7 +315,7 @@ class CachePolicy:
 def write_relevance_cache(
     index: MemoryIndex,
     state_dir: Path,
-    stats: Callable[[], TermStats],
+    stats: Callable[[bool], None],
     *,
     changed: bool,
     vectors_changed: Sequence[str] | None = None,
@@ -302,16 +324,18 @@ def write_relevance_cache(
 ) -> None:
     """After a sync: bring the relevance cache up to date with the index and persist the
     store's term statistics (vector_cache.py), when the sync changed something or the cache is
-    missing. `vectors_changed` (the sync's report): only those memories' vectors are appended
-    to the cache's log; `compact`: this sync is off the save path, and may fold a long log into
-    a new base. The cold hook scores with the cache exactly as the daemon does. Never raises:
-    without a cache, the fallback answers with the word-only model."""
+    missing. `stats(compact)` persists the term statistics (RelevanceInputs.persist_stats:
+    what changed is appended, term_log.py). `vectors_changed` (the sync's report): only those
+    memories' vectors are appended to the cache's log; `compact`: this sync is off the save
+    path, and may fold a long log into a new base. The cold hook scores with the cache
+    exactly as the daemon does. Never raises: without a cache, the fallback answers with the
+    word-only model."""
     header = read_header(state_dir)
     if not changed and header is not None and _fresh(state_dir, header, compact, policy):
         return
     try:
         with held_lock(state_dir / CACHE_LOCK, timeout=_LOCK_TIMEOUT_SECONDS, what="the cache"):
-            write_term_stats(state_dir, stats())
+            stats(compact)
             meta = index.read_meta()
             if meta is None or meta.embedder is None or not index.exists():
                 remove_vector_cache(state_dir)
