@@ -16,7 +16,7 @@ answer). Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from local_recall.memory.model import Memory
@@ -68,3 +68,40 @@ def changes_since(
     if known is not None and known.before is seen and known.after is after:
         return known
     return changes_between(seen, after)
+
+
+# A store's memories as last loaded: the list (as a tuple: the store may reuse its list) and
+# the same memories by key.
+Loaded = tuple[tuple[Memory, ...], dict[str, Memory]]
+
+
+def load_kind(
+    memories: Sequence[Memory], held: Loaded | None, key: Callable[[Memory], str]
+) -> tuple[Loaded, list[str]]:
+    """One store's memories by key, and the keys of those that are not the memory `held` had
+    (by identity). When the store's list starts with the list held (a save adds its file at
+    the end), the held mapping is copied and only the rest looked at: a tuple compare and a
+    dict copy in C instead of a Python step per memory (~0.5 s profiled at 100,000). Equal
+    memories there keep the held objects (a `Memory` compares by all its fields)."""
+    now = tuple(memories)
+    if held is not None:
+        before, by_key = held
+        if len(now) >= len(before) and now[: len(before)] == before:
+            found = dict(by_key)
+            changed = []
+            for memory in now[len(before) :]:
+                name = key(memory)
+                if found.get(name) is not memory:
+                    changed.append(name)
+                found[name] = memory
+            return (now, found), changed
+    previous: dict[str, Memory] = held[1] if held is not None else {}
+    had = previous.get
+    found = {}
+    changed = []
+    for memory in now:
+        name = key(memory)
+        found[name] = memory
+        if had(name) is not memory:
+            changed.append(name)
+    return (now, found), changed

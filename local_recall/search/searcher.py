@@ -27,7 +27,7 @@ from local_recall.memory.store import MemoryStore
 from local_recall.repo.config import Config
 from local_recall.repo.layout import Layout
 from local_recall.search.background import refresh_background
-from local_recall.search.changes import Changes, changes_of
+from local_recall.search.changes import Changes, Loaded, changes_of, load_kind
 from local_recall.search.decision import decide, decide_ranked, least_relevance
 from local_recall.search.embedders import Embedder, EmbedderFactory, embedder_fingerprint
 from local_recall.search.gather import SignalGatherer
@@ -83,6 +83,10 @@ ORDER_SLACK = 0.4
 LifeLookup = Callable[[Sequence[Memory]], Sequence[Life]]
 
 
+def _key_of(memory: Memory) -> str:
+    return row_key(memory.kind, memory.id)
+
+
 class Searcher:
     """Keeps the index in step with the stores and answers queries. One per `Recall`; safe to
     keep for the life of a process (the daemon does): the embedder is loaded once. Not for
@@ -107,6 +111,7 @@ class Searcher:
         self._embedder: Embedder | None = None
         self._memories: dict[str, Memory] | None = None
         self.changes: Changes | None = None  # from the load before the last to the last
+        self._loads: dict[str, Loaded] = {}  # by kind: what `_memories` was loaded from
         self.relevance = RelevanceInputs(layout.state_dir)
         self.gather = SignalGatherer(
             self.index,
@@ -141,17 +146,15 @@ class Searcher:
     ) -> dict[str, Memory]:
         """Every readable memory of both kinds, from the stores' stat-keyed catalogs; `scanned`:
         a store's memories its caller scanned a moment ago (by kind), not scanned again."""
-        before, found, changed = self._memories or {}, {}, []  # changed: another object
-        had = before.get
+        found, changed, loads = {}, [], {}  # changed: keys of another object than last time
         for store in self._stores:
-            given = scanned.get(store.kind) if scanned is not None else None
-            for memory in store.scan().memories if given is None else given:
-                key = row_key(memory.kind, memory.id)
-                found[key] = memory
-                if had(key) is not memory:
-                    changed.append(key)
+            listed = (scanned or {}).get(store.kind) or store.scan().memories
+            held = self._loads.get(store.kind) if self._memories is not None else None
+            loads[store.kind], more = load_kind(listed, held, _key_of)
+            found.update(loads[store.kind][1])
+            changed += more
         # found once, handed to each consumer: their work follows the change, not the store
-        self.changes = changes_of(before, found, changed)
+        self.changes, self._loads = changes_of(self._memories or {}, found, changed), loads
         self.gather.use(found, self.changes)
         self._memories = found
         return found

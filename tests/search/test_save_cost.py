@@ -77,18 +77,18 @@ def test_a_warm_save_makes_the_same_search_calls_at_any_store_size(
     tmp_path: Path, fake_ollama: FakeOllama
 ) -> None:
     """At 10 and at 40 memories the save's search side calls each of its functions as often
-    (within the few that vary with the data): nothing in it visits every memory. The one pass
-    left is the searcher keying the memories it loads (`row_key`, a dict build with a pointer
-    compare each, changes.py). Before, the term statistics and the keyword index asked every
-    memory's terms (22 -> 82 calls of `RelevanceInputs.terms`), and the pending check, the
-    fuzzy signature and the kinds each iterated every memory."""
+    (within the few that vary with the data): nothing in it visits every memory, not even the
+    load's keying (a save's store lists its memories in date order, the new one last: the
+    held mapping is copied, changes.load_kind). Before, the term statistics and the keyword
+    index asked every memory's terms (22 -> 82 calls of `RelevanceInputs.terms`), and the
+    load's `row_key`, the pending check, the fuzzy signature and the kinds each iterated every
+    memory."""
     small = search_calls_of_a_save(new_repo(tmp_path, "small"), fake_ollama, 10)
     large = search_calls_of_a_save(new_repo(tmp_path, "large"), fake_ollama, 40)
     # a function called once per memory would make 30 more calls; a few calls come and go
     # with the data (cached stems, the paraphrase ranking's ties)
     grew = {name: (small[name], large[name]) for name in large if large[name] - small[name] >= 5}
-    assert grew.keys() == {"plan.py:row_key"}, grew
-    assert large["plan.py:row_key"] - small["plan.py:row_key"] == 30  # the load's keys, once
+    assert not grew, grew
     assert small["relevance_inputs.py:terms"] <= 4  # the saved memory's, not every memory's
 
 
@@ -267,3 +267,34 @@ def test_appended_vectors_equal_a_concatenation_with_their_norms() -> None:
     assert "episodic/b" not in gone.keys and len(gone.keys) == len(expected_keys) - 2
     keep = [i for i, key in enumerate(expected_keys) if key not in ("episodic/b", "episodic/1-5")]
     assert gone.row_norms().tobytes() == np.linalg.norm(expected[keep], axis=1).tobytes()
+
+
+def test_a_load_finds_what_changed_whatever_the_list_did() -> None:
+    """`load_kind` (the searcher's load of one store): whether the store's list grew at its
+    end (the held mapping copied), lost or replaced memories anywhere, or came back re-read
+    (equal memories, other objects), the mapping equals one built from scratch and the keys
+    reported changed are exactly those whose memory is another object, or not equal."""
+    from local_recall.search.changes import load_kind
+
+    rng = random.Random(11)
+    listed = [memory(rng, str(n)) for n in range(12)]
+    held = None
+    for _ in range(40):
+        before = None if held is None else dict(held[1])
+        action = rng.choice(("append", "append", "remove", "replace", "reread", "same"))
+        if action == "append":
+            listed = [*listed, memory(rng, f"new{rng.random()}")]
+        elif action == "remove" and listed:
+            drop = rng.randrange(len(listed))
+            listed = [m for i, m in enumerate(listed) if i != drop]
+        elif action == "replace" and listed:
+            at = rng.randrange(len(listed))
+            listed = [*listed[:at], memory(rng, listed[at].id), *listed[at + 1 :]]
+        elif action == "reread":
+            listed = [replace(m) for m in listed]
+        held, changed = load_kind(listed, held, lambda m: f"episodic/{m.id}")
+        assert held[1] == {f"episodic/{m.id}": m for m in listed}, action
+        if before is not None:
+            moved = {k for k, m in held[1].items() if k not in before or before[k] != m}
+            assert moved <= set(changed), action
+            assert all(held[1][k] is not before.get(k) for k in changed), action
