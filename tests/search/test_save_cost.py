@@ -270,8 +270,8 @@ def test_appended_vectors_equal_a_concatenation_with_their_norms() -> None:
 
 
 def test_a_load_finds_what_changed_whatever_the_list_did() -> None:
-    """`load_kind` (the searcher's load of one store): whether the store's list grew at its
-    end (the held mapping copied), lost or replaced memories anywhere, or came back re-read
+    """`load_kind` (the searcher's load of one store): whether the store's list grew at or
+    near its end (the held mapping copied), lost or replaced memories anywhere, or came back re-read
     (equal memories, other objects), the mapping equals one built from scratch and the keys
     reported changed are exactly those whose memory is another object, or not equal."""
     from local_recall.search.changes import load_kind
@@ -279,11 +279,15 @@ def test_a_load_finds_what_changed_whatever_the_list_did() -> None:
     rng = random.Random(11)
     listed = [memory(rng, str(n)) for n in range(12)]
     held = None
-    for _ in range(40):
+    for _ in range(80):
         before = None if held is None else dict(held[1])
-        action = rng.choice(("append", "append", "remove", "replace", "reread", "same"))
+        actions = ("append", "append", "insert", "remove", "replace", "reread", "same")
+        action = rng.choice(actions)
         if action == "append":
             listed = [*listed, memory(rng, f"new{rng.random()}")]
+        elif action == "insert":  # a save whose date sorts before the last memories'
+            at = len(listed) - rng.randrange(min(3, len(listed)) + 1)
+            listed = [*listed[:at], memory(rng, f"new{rng.random()}"), *listed[at:]]
         elif action == "remove" and listed:
             drop = rng.randrange(len(listed))
             listed = [m for i, m in enumerate(listed) if i != drop]
