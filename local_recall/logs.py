@@ -33,6 +33,11 @@ _BACKUPS = 3
 _handler_for: dict[Path, logging.Handler] = {}
 
 
+def logging_into(layout: Layout) -> bool:
+    """Whether this process's package logger writes into `layout`'s log file now."""
+    return layout.log_path in _handler_for
+
+
 def configure_logging(layout: Layout, level: str) -> None:
     """Attach one rotating file handler per log file to the package logger (idempotent).
 

@@ -284,11 +284,14 @@ def log(layout: Layout, agent: str, level: str, message: str, *, exc_info: bool 
     try:
         import logging
 
-        from local_recall.logs import configure_logging
+        from local_recall.logs import configure_logging, logging_into
 
         logger = logging.getLogger(f"local_recall.{agent}.hooks")
-        if not logging.getLogger("local_recall").handlers:
-            configure_logging(layout, "INFO")
+        package = logging.getLogger("local_recall")
+        # into this repository's log, even when the process logged for another one before
+        # (an in-process hook after another repository's: a test worker, a long-lived server)
+        if not package.handlers or not logging_into(layout):
+            configure_logging(layout, logging.getLevelName(package.level or logging.INFO))
         logger.log(logging.getLevelName(level), message, exc_info=exc_info)
     except Exception:  # noqa: S110 - logging must never be why a hook fails
         pass
