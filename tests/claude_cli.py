@@ -121,6 +121,10 @@ def offline_env(
             # wait for MCP servers before the first request (see NOTES.md, MCP)
             "MCP_CONNECTION_NONBLOCKING": "false",
             "MCP_CONNECT_TIMEOUT_MS": str(mcp_connect_timeout_ms),
+            # `claude mcp list`'s health check (and each MCP request) gives up after MCP_TIMEOUT,
+            # 30 s by default, whatever MCP_CONNECT_TIMEOUT_MS says: a loaded machine's server
+            # start took longer ("Failed to connect")
+            "MCP_TIMEOUT": str(max(mcp_connect_timeout_ms, 120_000)),
             # git/ssh must never prompt inside a test
             "GIT_TERMINAL_PROMPT": "0",
         }

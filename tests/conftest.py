@@ -25,17 +25,24 @@ class Result:
     stderr: str
 
 
+# The product's own waits, lengthened into hang guards for every test (issue 38):
+# `daemon start` waits 20 s by default and a loaded machine took longer to import and answer;
+# likewise the hooks' own 8 s (1 s at session end): a test about what a hook answers waits for
+# the answer; `search --org` answers with local hits alone after 5 s, and a loaded machine's
+# org search took longer. A test about the give-up or the deadline sets a short one of its own.
+HANG_GUARDS = {
+    "LOCAL_RECALL_DAEMON_START_WAIT_SECONDS": "300",
+    "LOCAL_RECALL_HOOK_DEADLINE_SECONDS": "120",
+    "LOCAL_RECALL_ORG_TIMEOUT_SECONDS": "120",
+}
+
+
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The parent's environment without anything that would point local-recall elsewhere."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOCAL_RECALL_")}
     env.pop("CLAUDE_PROJECT_DIR", None)
     env["PYTHONUNBUFFERED"] = "1"
-    # `daemon start` waits 20 s by default; a loaded machine took longer to import and answer
-    # (issue 38: two loaded fresh-clone runs). A test that wants the give-up sets its own.
-    env["LOCAL_RECALL_DAEMON_START_WAIT_SECONDS"] = "300"
-    # Likewise the hooks' own 8 s (1 s at session end): a test about what a hook answers waits
-    # for the answer; a test about the deadline sets a short one of its own.
-    env["LOCAL_RECALL_HOOK_DEADLINE_SECONDS"] = "120"
+    env.update(HANG_GUARDS)
     if extra:
         env.update(extra)
     return env

@@ -28,7 +28,7 @@ from mcp import Client, StdioServerParameters
 from local_recall import __version__
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.claude_code.test_install import search_then_answer, tool_results
-from tests.conftest import REPO_ROOT, git_init
+from tests.conftest import HANG_GUARDS, REPO_ROOT, git_init
 from tests.fake_anthropic import FakeAnthropic, visible_text
 
 pytestmark = pytest.mark.slow
@@ -85,7 +85,9 @@ class Tool:
         env.update(
             {"PATH": f"{self.bin}{os.pathsep}/usr/local/bin:/usr/bin:/bin", "HOME": str(home)}
         )
-        env.update({"CLAUDE_CONFIG_DIR": str(home / ".claude"), **QUIET, **(extra or {})})
+        # the suite's hang guards too: the hooks' 8 s ran out on a loaded machine (issue 38)
+        env.update({"CLAUDE_CONFIG_DIR": str(home / ".claude"), **QUIET, **HANG_GUARDS})
+        env.update(extra or {})
         return env
 
 
