@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from local_recall.repo.files import read_bytes_nofollow
 from local_recall.search.relevance import TermStats, term_stats_from_json
 from local_recall.search.vector_cache import MAX_JSON_BYTES, read_json_file, replace_file
 
@@ -121,26 +122,17 @@ def _delta_of(line: object) -> tuple[int, dict[str, int]] | None:
 
 def _log_lines(path: Path) -> list[object] | None:
     """The log's complete lines, parsed; [] without a log; None when unreadable."""
-    raw = _read_regular(path)
-    if raw is None:
+    try:  # no symlink, no FIFO (a non-blocking open), no more than MAX_JSON_BYTES
+        raw = read_bytes_nofollow(path, MAX_JSON_BYTES)
+    except FileNotFoundError:
         return []
+    except OSError:
+        return None
     end = raw.rfind(b"\n")
     try:
         return [json.loads(line) for line in raw[: end + 1].splitlines()]
     except ValueError:
         return None
-
-
-def _read_regular(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_JSON_BYTES:
-            return None
-        return handle.read()
 
 
 def write_term_base(state_dir: Path, stats: TermStats) -> TermsStamp | None:
@@ -164,7 +156,7 @@ def append_term_delta(
     if not keep:
         return None
     line = json.dumps({"documents": documents, "df": dict(delta)}) + "\n"
-    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
         os.ftruncate(fd, keep)
         os.lseek(fd, keep, os.SEEK_SET)
@@ -180,7 +172,10 @@ def append_term_delta(
 def _complete_length(path: Path) -> int:
     """The bytes of the log's complete lines (0: no usable log). Only a torn tail is read."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # non-blocking: a FIFO put in its place would stall the open (and a save) for good
+        fd = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        )
     except OSError:
         return 0
     try:

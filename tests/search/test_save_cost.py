@@ -302,3 +302,40 @@ def test_a_load_finds_what_changed_whatever_the_list_did() -> None:
             moved = {k for k, m in held[1].items() if k not in before or before[k] != m}
             assert moved <= set(changed), action
             assert all(held[1][k] is not before.get(k) for k in changed), action
+
+
+def test_a_fifo_or_an_oversized_log_never_stalls_a_save(tmp_path: Path) -> None:
+    """A FIFO in the log's place (opening one waits for a writer: a save stalled for good) or
+    a log past the size cap is no log: reading does not wait, and persisting writes a new base
+    and log, after which the statistics are a count from scratch again."""
+    import threading
+
+    inputs = RelevanceInputs(tmp_path)
+    memories = {"episodic/a": memory(random.Random(1), "a")}
+    inputs.persist_stats(memories, compact=False)
+    grown = {**memories, "episodic/b": memory(random.Random(2), "b")}
+    expected = rel.term_stats(
+        rel.memory_terms(m.subject, m.keywords, m.body) for m in grown.values()
+    )
+    log = tmp_path / TERMS_LOG
+    for plant in ("fifo", "oversized"):
+        log.unlink()
+        if plant == "fifo":
+            os.mkfifo(log)
+        else:
+            log.write_bytes(json.dumps({"token": "x"}).encode() + b"\n" + b" " * (257 << 20))
+        done: list[object] = []
+
+        def read_then_persist() -> None:
+            done.append(read_term_stats(tmp_path))
+            inputs.persist_stats(dict(grown), compact=False)
+            done.append(read_term_stats(tmp_path))
+
+        worker = threading.Thread(target=read_then_persist, daemon=True)
+        worker.start()
+        worker.join(120)  # a hang guard: a few syscalls and one small write
+        assert len(done) == 2, plant
+        first, after = done
+        assert first is None or isinstance(first, rel.TermStats), plant  # read, not stalled
+        assert isinstance(after, rel.TermStats), plant
+        assert (after.documents, after.df) == (expected.documents, expected.df), plant
