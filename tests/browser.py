@@ -8,11 +8,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from tests import waiting
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 CHROMEDRIVER_CANDIDATES = ("/usr/bin/chromedriver",)
@@ -115,14 +116,7 @@ def local_recall(
 
 def wait_for(condition: Callable[[], Any], timeout: float = WAIT_SECONDS) -> Any:
     """Poll a condition until it holds (the synchronisation is the condition, not the delay)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(0.1)
+    return waiting.wait_for(condition, timeout)
 
 
 @contextmanager

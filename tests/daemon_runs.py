@@ -8,14 +8,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from local_recall.daemon.control import stop_daemon
 from local_recall.repo.layout import Layout
 from tests.conftest import clean_env
+from tests.waiting import wait_for
+
+__all__ = ["wait_for"]  # the tests that run a daemon take their polling from here
 
 
 def daemon_env(repo: Path, **extra: str) -> dict[str, str]:
@@ -40,17 +41,6 @@ def lr(
         timeout=timeout,
         cwd=repo,
     )
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 120.0, step: float = 0.1) -> Any:
-    """`condition`'s first true value, polled; `timeout` is a hang guard, not a speed limit."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"condition not met within {timeout} s")
 
 
 def status_json(repo: Path) -> dict[str, Any]:

@@ -8,10 +8,18 @@ quadratic ~100x), or a fail-open deadline against a server that never answers. A
 measured in the same test (a lower-case name), so neither is flagged. docs/development.md,
 *How tests treat time*.
 
-An ast walk of every test module: a wall-clock duration is `clock() - x` (time.monotonic,
-perf_counter, time.time), a name assigned from one, a call of a function of the same module that
-returns one, or a `.seconds` attribute (tests/hook_runs.py's Ran); it must not be bounded from
-above by an expression of literals and UPPER_CASE constants."""
+A CPU time bounded in seconds is flagged too: two hyperthreads sharing a core each run ~2x
+slower, so a busy machine stretches CPU seconds as well. A CPU bound is a ratio (the same work
+at 10x the input) or in units of tests/cpu_budget.py's `cpu_unit()`, measured in the same test.
+Waiting is tests/waiting.py's: an assert that compares the clock with a deadline is a poll's
+hang guard written by hand, and is flagged outside that module.
+
+An ast walk of every test module: a duration is `clock() - x` (time.monotonic, perf_counter,
+time.time, process_time, thread_time, tests/hook_runs.py's children_cpu_seconds), a name
+assigned from one, a call of a function of the same module that returns one, or a `.seconds` /
+`.cpu_seconds` attribute (tests/hook_runs.py's Ran); divided by a calibration (a lower-case
+name) it is a ratio, not a duration. A duration must not be bounded from above by an expression
+of literals and UPPER_CASE constants."""
 
 from __future__ import annotations
 
@@ -22,8 +30,11 @@ TESTS = Path(__file__).resolve().parent
 
 CLOCKS = frozenset(
     {"monotonic", "perf_counter", "time", "monotonic_ns", "perf_counter_ns", "time_ns"}
+    | {"process_time", "thread_time", "process_time_ns", "thread_time_ns"}
 )
-WALL_ATTRIBUTES = frozenset({"seconds"})
+CLOCK_FUNCTIONS = frozenset({"children_cpu_seconds"})  # tests/hook_runs.py
+WALL_ATTRIBUTES = frozenset({"seconds", "cpu_seconds"})
+WAITING = "waiting.py"  # the one module whose asserts may compare the clock with a deadline
 
 # (file, function): each a wall-clock comparison that stays, and why.
 ALLOWED: dict[tuple[str, str], str] = {
@@ -39,16 +50,17 @@ def _is_clock_call(node: ast.AST) -> bool:
     func = node.func
     if isinstance(func, ast.Attribute):
         return func.attr in CLOCKS and isinstance(func.value, ast.Name) and func.value.id == "time"
-    return isinstance(func, ast.Name) and func.id in CLOCKS - {"time"}
+    return isinstance(func, ast.Name) and func.id in (CLOCKS - {"time"}) | CLOCK_FUNCTIONS
 
 
 def _has_clock_difference(node: ast.AST) -> bool:
-    return any(
-        isinstance(sub, ast.BinOp)
-        and isinstance(sub.op, ast.Sub)
-        and any(_is_clock_call(side) for side in ast.walk(sub))
-        for sub in ast.walk(node)
-    )
+    """A clock difference in `node`, not divided by a calibration (that makes it a ratio)."""
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.Div) and not _is_constant(node.right):
+            return False
+        if isinstance(node.op, ast.Sub) and any(_is_clock_call(n) for n in ast.walk(node)):
+            return True
+    return any(_has_clock_difference(child) for child in ast.iter_child_nodes(node))
 
 
 def _is_constant(node: ast.AST) -> bool:
@@ -140,6 +152,13 @@ def wall_clock_bounds(source: str) -> list[tuple[int, str]]:
                     continue
                 if scope.is_wall(small, names) and _is_constant(big):
                     found.append((node.lineno, function.name))
+        for node in _own_nodes(function):  # a hand-written hang guard: tests/waiting.py's
+            if isinstance(node, ast.Assert) and any(
+                isinstance(sub, ast.Compare)
+                and any(_is_clock_call(side) for side in (sub.left, *sub.comparators))
+                for sub in ast.walk(node.test)
+            ):
+                found.append((node.lineno, function.name))
     return sorted(set(found))
 
 
@@ -153,17 +172,23 @@ def timed(f):
     f()
     return time.perf_counter() - start
 
-def test_flagged(ran, SMALL):
+def test_flagged(ran, SMALL, deadline):
     started = time.monotonic()
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 1.0  # flagged
     elapsed = time.monotonic() - started
-    assert elapsed < LIMIT + 0.5
-    assert 7.5 < elapsed < 10
-    assert 2 > elapsed
-    assert ran.seconds < 5
-    assert timed(print) <= SMALL.header_seconds + 4
+    assert elapsed < LIMIT + 0.5  # flagged
+    assert 7.5 < elapsed < 10  # flagged
+    assert 2 > elapsed  # flagged
+    assert ran.seconds < 5  # flagged
+    assert timed(print) <= SMALL.header_seconds + 4  # flagged
+    assert time.process_time() - started < 20  # flagged
+    used = children_cpu_seconds() - started
+    assert used < 15  # flagged
+    assert ran.cpu_seconds < 2  # flagged
+    assert time.monotonic() < deadline, "timed out"  # flagged
+    assert runner.poll() is None and time.monotonic() < deadline  # flagged
 
-def test_not_flagged(ran, small):
+def test_not_flagged(ran, small, unit):
     started = time.monotonic()
     elapsed = time.monotonic() - started
     assert elapsed >= 6
@@ -173,10 +198,17 @@ def test_not_flagged(ran, small):
         pass
     assert ran.cpu_seconds < 3 * small
     assert ran.count < 20
+    spent = (time.thread_time() - started) / unit
+    assert spent < 20
+    assert (time.process_time() - started) / unit < 300
 """
-    assert wall_clock_bounds(source) == [(12, "test_flagged"), (14, "test_flagged"),
-                                         (15, "test_flagged"), (16, "test_flagged"),
-                                         (17, "test_flagged"), (18, "test_flagged")]  # fmt: skip
+    flagged = [
+        (number, "test_flagged")
+        for number, line in enumerate(source.splitlines(), start=1)
+        if line.endswith("# flagged")
+    ]
+    assert len(flagged) == 11
+    assert wall_clock_bounds(source) == flagged
 
 
 def test_no_test_bounds_wall_clock_time_by_a_constant() -> None:
@@ -184,7 +216,7 @@ def test_no_test_bounds_wall_clock_time_by_a_constant() -> None:
     used = set()
     for path in sorted(TESTS.rglob("*.py")):
         relative = path.relative_to(TESTS).as_posix()
-        if relative == "test_no_wall_clock.py":
+        if relative in ("test_no_wall_clock.py", WAITING):
             continue
         for line, function in wall_clock_bounds(path.read_text(encoding="utf-8")):
             if (relative, function) in ALLOWED:

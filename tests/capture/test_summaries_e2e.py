@@ -29,6 +29,7 @@ from tests.fake_anthropic import (
     tool_schema,
     visible_text,
 )
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -111,15 +112,6 @@ def stop_ended_syncs(marker: Path) -> None:
     for pid in doomed:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-
-
-def wait_for(predicate: Any, seconds: float = 120.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)  # a glob: cheap, and the test goes on as soon as the summary is there
-    raise AssertionError("timed out waiting")
 
 
 def into_the_next_second() -> None:

@@ -10,8 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from tests.capture.test_pipeline import echo_memories, model
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.conftest import clean_env, git_init
 from tests.fake_anthropic import STRUCTURED_OUTPUT_TOOL, FakeAnthropic, tool_names, visible_text
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -51,16 +50,6 @@ def extraction_requests(api: FakeAnthropic, words: str) -> list[str]:
         for r in api.message_requests()
         if STRUCTURED_OUTPUT_TOOL in tool_names(r.body) and words in visible_text(r.body)
     ]
-
-
-def wait_for(check: Callable[[], object], seconds: float) -> object:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.5)
-    return check()
 
 
 def test_extraction_follows_the_latest_sessions_api_address(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter,
 from local_recall.recall import Recall
 from local_recall.settings import Settings
 from tests.conftest import clean_env, git_init
+from tests.cpu_budget import cpu_unit
 
 BOMB = "\n".join(
     [
@@ -49,10 +50,12 @@ HOSTILE: dict[str, tuple[str, str | None]] = {
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_a_hostile_header_is_refused_quickly_with_one_line(name: str) -> None:
     header, own_reason = HOSTILE[name]
-    started = time.thread_time()  # CPU, not wall time: a busy machine hardly moves it
+    unit = cpu_unit()
+    started = time.thread_time()  # CPU, in units measured now: load stretches both alike
     with pytest.raises(FrontmatterRefused) as refused:
         load_frontmatter(header)
-    assert time.thread_time() - started < 0.2, name  # ~1 ms measured; a bomb expanded: seconds
+    spent = (time.thread_time() - started) / unit
+    assert spent < 20, (name, spent)  # at most 0.3 units measured; a bomb expanded: hundreds
     reason = str(refused.value)
     assert reason.startswith("frontmatter ") and "\n" not in reason and len(reason) < 300, reason
     if own_reason is not None:
@@ -117,10 +120,12 @@ def test_hostile_files_are_reported_by_path_and_the_rest_is_read(tmp_path: Path)
         path.write_text(f"---\n{header}\nsubject: {name}\noccurred_at: 2025-01-01\n---\nbody\n")
         planted[path] = path.read_bytes()
 
-    started = time.thread_time()  # CPU, not wall time: a busy machine hardly moves it
+    unit = cpu_unit()
+    started = time.thread_time()  # CPU, in units measured now: load stretches both alike
     listed = recall.list()
     problems = {problem.path: problem.reason for problem in recall.problems()}
-    assert time.thread_time() - started < 5
+    spent = (time.thread_time() - started) / unit
+    assert spent < 100, spent  # ~2 units measured; one bomb expanded: hundreds
 
     assert [memory.id for memory in listed] == [good]
     assert set(problems) == set(planted)

@@ -20,8 +20,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from local_recall.recall import Recall
 from local_recall.repo.layout import Layout, derived_dir, resolve_layout
 from local_recall.settings import Settings
 from tests.conftest import clean_env, git_init
+from tests.waiting import wait_for
 
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 READ_ALL = ["--inh-caps", "+dac_read_search", "--ambient-caps", "+dac_read_search"]
@@ -176,13 +176,6 @@ def cached_counts(ro: ReadOnly) -> dict[str, int]:
     return dict((cached_status(ro).status or {}).get("counts") or {})
 
 
-def wait_until(condition: Callable[[], bool], seconds: float = 300) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
-
-
 def attempted_writes(trace: Path, root: Path) -> list[str]:
     """System calls in an strace log that would create, change or remove something below the
     checkout (an open for writing, mkdir, rename, unlink, ...)."""
@@ -252,13 +245,13 @@ def test_a_read_only_checkout_is_searched_from_a_user_cache(checkout: ReadOnly) 
         if daemon_trace is None:
             assert tracing.wait(120) == 0
         else:
-            wait_until(lambda: daemon_state(ro) == "running")
+            wait_for(lambda: daemon_state(ro) == "running")
         served = ro.hook(
             "user-prompt-submit", {"prompt": "how do we deploy a release?"}, trace=traced("hook")
         )
         assert "Deploy with make ship" in served
         # the daemon answered it (its status file counts queries, written every 5 s)
-        wait_until(lambda: cached_counts(ro).get("queries", 0) >= 1)
+        wait_for(lambda: cached_counts(ro).get("queries", 0) >= 1)
         assert daemon_counts(ro).get("queries", 0) >= 1  # and the command shows it
         doctor = ro.run("doctor", trace=traced("doctor"))
         assert "read-only" in doctor.stdout or "not writable" in doctor.stdout, doctor.stdout

@@ -53,6 +53,7 @@ from tests.fake_anthropic import (
     visible_text,
 )
 from tests.hook_runs import StandIn, hook_env, prompt_input
+from tests.waiting import Ceiling
 
 KILL_ITERATIONS = 8
 SEED_MEMORIES = 260  # more than one EMBED_BATCH (256): a rebuild writes in two steps
@@ -412,9 +413,10 @@ def test_concurrent_cli_mcp_and_extraction_leave_each_memory_once(
             for thread in threads:
                 thread.start()
             if extraction == "daemon":  # its first pass starts at once; stop it once it is done
-                deadline = time.monotonic() + 180
+                ceiling = Ceiling(180)
                 while (report := daemon_pass_report(repo)) is None:
-                    assert runner.poll() is None and time.monotonic() < deadline
+                    assert runner.poll() is None, "the daemon exited before its first pass"
+                    ceiling.check("the daemon's first pass never reported")
                     time.sleep(0.1)
             for thread in threads:
                 thread.join(timeout=180)
