@@ -21,6 +21,6 @@ def _once() -> float:
 
 
 def cpu_unit() -> float:
-    """This thread's CPU seconds for a fixed piece of work, the least of five tries (~10 ms on
-    the 2-core CI machine when quiet)."""
+    """This thread's CPU seconds for a fixed piece of work, the least of five tries (6-11 ms
+    measured on the 2-core development machine under load)."""
     return min(_once() for _ in range(5))
