@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.waiting import Ceiling
+
 
 @dataclass(frozen=True)
 class S3Server:
@@ -71,13 +73,13 @@ def running_s3(log: Path) -> Iterator[S3Server]:
         )
     server = S3Server(f"http://127.0.0.1:{port}", log)
     try:
-        deadline = time.monotonic() + 120  # a busy 2-core machine imports moto slowly
+        ceiling = Ceiling()  # a busy 2-core machine imports moto slowly
         while True:
             try:
                 server.request("GET", "/moto-api/")
                 break
             except (urllib.error.URLError, ConnectionError, OSError):
-                if process.poll() is not None or time.monotonic() > deadline:
+                if process.poll() is not None or ceiling.passed():
                     raise RuntimeError(f"moto_server did not start: {log.read_text()}") from None
                 time.sleep(0.2)
         yield server

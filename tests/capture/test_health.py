@@ -20,6 +20,7 @@ from local_recall.capture.transcripts.project_dirs import encode_project_dir
 from tests.capture.test_pipeline import exchange_entries
 from tests.conftest import clean_env
 from tests.hook_runs import hook_env, run_hook
+from tests.waiting import Ceiling
 
 # What the real CLI prints when it cannot authenticate: on stderr, with no JSON result.
 REFUSAL = "Invalid API key · Please run /login"
@@ -113,9 +114,9 @@ def test_sync_says_why_extraction_failed_in_the_clis_own_words(failing: Any) -> 
 def test_the_daemon_records_each_pass_failures(failing: Any, repo: Path) -> None:
     started = failing("daemon", "start", "--wait", "60")
     assert started.returncode == 0, started.stderr
-    deadline = time.monotonic() + 90
+    ceiling = Ceiling()
     status: dict[str, Any] = {}
-    while time.monotonic() < deadline:
+    while not ceiling.passed():
         status = json.loads(failing("daemon", "status", "--json").stdout)
         if (status.get("status") or {}).get("last_pass"):
             break

@@ -33,6 +33,7 @@ from local_recall.repo.layout import Layout
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude, run_claude
 from tests.conftest import clean_env, git_init
 from tests.fake_anthropic import FakeAnthropic, default_responder
+from tests.waiting import Ceiling
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -119,8 +120,8 @@ def default_env(home: Path, url: str, extra: dict[str, str] | None = None) -> di
 def start_daemon(repo: Path) -> None:
     lr(repo, clean_env(BASE), "daemon", "start")
     status = repo / "local-recall" / "state" / "daemon.json"
-    until = time.monotonic() + 300
-    while time.monotonic() < until:
+    ceiling = Ceiling()
+    while not ceiling.passed():
         try:
             data = json.loads(status.read_text())
             if data.get("state") == "running" and data.get("last_pass"):
@@ -195,10 +196,10 @@ class Session:
         assert requests, "no model request for the prompt"
         return connected, context_after(requests[-1].body, prompt)
 
-    def until_connected(self, seconds: float = 120) -> None:
+    def until_connected(self) -> None:
         """Bare go-aheads (no search) until Claude Code reports our server connected."""
-        until = time.monotonic() + seconds
-        while time.monotonic() < until:
+        ceiling = Ceiling()
+        while not ceiling.passed():
             connected, _ = self.send("thanks")
             if connected:
                 return

@@ -16,6 +16,7 @@ import pytest
 from local_recall.recall import Recall
 from local_recall.settings import Settings
 from tests.conftest import CliRunner, clean_env, git_init
+from tests.waiting import Ceiling
 
 MEMORY_DIR = Path("local-recall") / "episodic-memory"
 
@@ -249,8 +250,8 @@ def test_sigkill_during_writes_leaves_no_partial_file(repo: Path) -> None:
             pid = int(server.stdout.readline())
             # Kill while it writes, however long start-up takes on a loaded machine: wait for
             # its first memory, then let it go on for a random moment of its add/update loop.
-            deadline = time.monotonic() + 60
-            while len(list(folder.glob("*.md"))) == before and time.monotonic() < deadline:
+            ceiling = Ceiling()
+            while len(list(folder.glob("*.md"))) == before and not ceiling.passed():
                 time.sleep(0.01)
             assert len(list(folder.glob("*.md"))) > before  # it writes: the kill lands mid-loop
             time.sleep(rng.random() * 0.4)

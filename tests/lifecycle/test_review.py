@@ -28,6 +28,7 @@ from local_recall.memory.store import MemoryStore
 from local_recall.recall import Recall
 from local_recall.settings import Settings
 from tests.conftest import CliRunner, clean_env, git_init
+from tests.waiting import Ceiling
 
 ID = "0b5c1e9e-8a57-4b8e-9a39-2f1c8f1f7a10"
 SHA = "8173ef8a9e2b3c4d5e6f708192a3b4c5d6e7f809"
@@ -347,9 +348,9 @@ def test_interactive_review_in_a_terminal(repo: Path) -> None:
         os.execve(sys.executable, [sys.executable, "-m", "local_recall", "review"], clean_env())
     output = bytearray()
 
-    def read_until(wanted: bytes, times: int = 1, seconds: float = 30.0) -> None:
-        deadline = time.monotonic() + seconds
-        while output.count(wanted) < times and time.monotonic() < deadline:
+    def read_until(wanted: bytes, times: int = 1) -> None:
+        ceiling = Ceiling()
+        while output.count(wanted) < times and not ceiling.passed():
             if select.select([fd], [], [], 0.2)[0]:
                 try:
                     chunk = os.read(fd, 4096)
@@ -396,9 +397,9 @@ def test_interactive_review_offers_merge_for_a_look_alike(repo: Path) -> None:
         os.execve(sys.executable, [sys.executable, "-m", "local_recall", "review"], clean_env())
     output = bytearray()
 
-    def read_until(wanted: bytes, seconds: float = 120.0) -> None:
-        deadline = time.monotonic() + seconds
-        while wanted not in output and time.monotonic() < deadline:
+    def read_until(wanted: bytes) -> None:
+        ceiling = Ceiling()
+        while wanted not in output and not ceiling.passed():
             if select.select([fd], [], [], 0.2)[0]:
                 try:
                     chunk = os.read(fd, 4096)

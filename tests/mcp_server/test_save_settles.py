@@ -6,7 +6,6 @@ The real `local-recall mcp` subprocess, driven by the real MCP client."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import anyio
@@ -19,6 +18,7 @@ from local_recall.search.background import BACKGROUND_JSON
 from local_recall.settings import Settings
 from tests.conftest import clean_env
 from tests.mcp_session import call, run_session
+from tests.waiting import HANG_CEILING_SECONDS, Ceiling
 
 SEEDED = 12
 
@@ -54,8 +54,8 @@ def test_saves_leave_the_background_to_the_idle_server(repo: Path) -> None:
         found = await call(client, "search_memories", {"query": "how is the wheel built"})
         assert found["results"][0]["id"] == first["id"]
         # once the saves stop, the idle server settles it exactly (the session still open)
-        deadline = time.monotonic() + SETTLE_AFTER_SECONDS + 90
-        while background_size(recall) != SEEDED + 2 and time.monotonic() < deadline:
+        ceiling = Ceiling(SETTLE_AFTER_SECONDS + HANG_CEILING_SECONDS)
+        while background_size(recall) != SEEDED + 2 and not ceiling.passed():
             await anyio.sleep(0.5)
         assert background_size(recall) == SEEDED + 2
 

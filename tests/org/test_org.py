@@ -28,6 +28,7 @@ from local_recall.settings import Settings
 from tests.conftest import clean_env, git_init
 from tests.fake_ollama import FakeOllama
 from tests.s3_server import S3Server, running_s3
+from tests.waiting import Ceiling
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -292,8 +293,8 @@ def test_killed_publish_leaves_the_previous_version_readable(
         if moment == "early":  # while importing or embedding
             time.sleep(4.0)
         else:  # the moment its new data files reach the store: just before or after the commit
-            deadline = time.monotonic() + 300
-            while data_files() == files and run.poll() is None and time.monotonic() < deadline:
+            ceiling = Ceiling()
+            while data_files() == files and run.poll() is None and not ceiling.passed():
                 time.sleep(0.02)
         run.send_signal(signal.SIGKILL)
         run.wait()

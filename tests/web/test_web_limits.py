@@ -20,6 +20,7 @@ import pytest
 from local_recall.daemon.backoff import AcceptBackoff
 from local_recall.logs import RepeatFilter
 from local_recall.web.admission import REFUSE, Limits, make_room, overdue
+from tests.waiting import Ceiling
 
 SMALL = Limits(max_connections=4, header_seconds=1.0, idle_seconds=1.0)
 
@@ -190,8 +191,8 @@ def test_idle_connections_never_hold_more_than_the_cap(tmp_path: Path) -> None:
                     pass
             return count
 
-        deadline = time.monotonic() + 60
-        while alive() > patient.max_connections and time.monotonic() < deadline:
+        ceiling = Ceiling()
+        while alive() > patient.max_connections and not ceiling.passed():
             time.sleep(0.1)
         assert alive() <= patient.max_connections
         real = connect(port)
