@@ -4,31 +4,38 @@ memory built back from one. The catalog (catalog_file.py) keeps one per file, ke
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from local_recall.memory.model import Memory, format_timestamp, parse_timestamp
+from local_recall.memory.model import Memory, parse_timestamp, written_times
 
 # catalog fields copied as they are
 PROVENANCE = ("commit", "branch", "session", "unreviewed", "superseded_by", "superseded_reason")
 
 
 def entry_from_memory(memory: Memory) -> dict[str, Any]:
+    written, exact = written_times(memory.occurred_at)
     return {
         "id": memory.id,
         "subject": memory.subject,
         "body": memory.body,
         "keywords": list(memory.keywords),
         "applies_to": memory.applies_to,
-        "occurred_at": format_timestamp(memory.occurred_at),
-        "occurred_at_exact": memory.occurred_at.isoformat(),
+        "occurred_at": written,
+        "occurred_at_exact": exact,
         "content_hash": memory.content_hash,
         "source": memory.source,
-        **{key: getattr(memory, key) for key in PROVENANCE},
+        # PROVENANCE, spelled out: a first scan builds one entry per file
+        "commit": memory.commit,
+        "branch": memory.branch,
+        "session": memory.session,
+        "unreviewed": memory.unreviewed,
+        "superseded_by": memory.superseded_by,
+        "superseded_reason": memory.superseded_reason,
         "files": list(memory.files),
-        "extra": json_safe(dict(memory.extra)),
+        "extra": json_safe(dict(memory.extra)) if memory.extra else {},
         "stale_hash": memory.stale_hash,
     }
 
@@ -40,16 +47,31 @@ def memory_from_entry(entry: Mapping[str, Any], path: Path, kind: str) -> Memory
         body=entry["body"],
         keywords=tuple(entry["keywords"]),
         applies_to=entry["applies_to"],
-        occurred_at=parse_timestamp(entry["occurred_at_exact"]),
+        occurred_at=_exact_time(entry["occurred_at_exact"]),
         content_hash=entry["content_hash"],
         source=entry["source"],
         kind=kind,
-        **{key: entry[key] for key in PROVENANCE},
+        commit=entry["commit"],
+        branch=entry["branch"],
+        session=entry["session"],
+        unreviewed=entry["unreviewed"],
+        superseded_by=entry["superseded_by"],
+        superseded_reason=entry["superseded_reason"],
         files=tuple(entry["files"]),
         extra=MappingProxyType(entry["extra"]),
         path=path,
         stale_hash=entry["stale_hash"],
     )
+
+
+def _exact_time(text: str) -> datetime:
+    """`parse_timestamp` of an entry's `occurred_at_exact`, in one step for a UTC one (every
+    scan through the catalog reads one per memory)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return parse_timestamp(text)  # its error
+    return moment if moment.tzinfo is UTC else parse_timestamp(text)
 
 
 def json_safe(value: Any) -> Any:
@@ -70,6 +92,6 @@ def entry_and_memory(memory: Memory) -> tuple[dict[str, Any], Memory]:
     itself when the entry holds it exactly (its person-added keys are JSON already, no dates),
     so a first scan does not build each memory twice (issue 36.2: ~10 % of a file's CPU)."""
     entry = entry_from_memory(memory)
-    if entry["extra"] == dict(memory.extra):
+    if not memory.extra or entry["extra"] == dict(memory.extra):
         return entry, memory
     return entry, memory_from_entry(entry, memory.path or Path(), memory.kind)

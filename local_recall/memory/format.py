@@ -31,7 +31,6 @@ from local_recall.memory.model import (
     Memory,
     conflict_line,
     format_timestamp,
-    memory_time,
     normalise_body,
     normalised_hash,
     parse_commit,
@@ -39,9 +38,9 @@ from local_recall.memory.model import (
     parse_memory_id,
     parse_provenance_name,
     parse_scope,
-    parse_timestamp,
     validate_keywords,
     validate_subject,
+    written_time,
 )
 from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter, yaml_error_reason
 
@@ -59,12 +58,9 @@ def parse_memory_text(text: str, path: Path, *, kind: str = "episodic") -> Memor
             f"unresolved merge conflict (git conflict markers from line {conflict}): "
             "edit the file to keep one version, then `git add` it",
         )
-    try:
-        header, body = _HANDLER.split(normalised)
-    except ValueError:
-        raise InvalidMemoryFile(
-            path, "no YAML frontmatter (the file must start with '---')"
-        ) from None
+    if block is None:
+        raise InvalidMemoryFile(path, "no YAML frontmatter (the file must start with '---')")
+    header, body = block.group(1), normalised[block.end() :]  # what _HANDLER.split returns
     try:
         data = _HANDLER.load(header)
     except FrontmatterRefused as exc:  # a bomb, a deep nest, a tag: this one file is skipped
@@ -92,7 +88,7 @@ def _memory_from_fields(data: dict[Any, Any], body: str, path: Path, kind: str) 
     applies_to = parse_scope(str(data.get("applies_to") or "global"))
     if data.get("occurred_at") is None:
         raise InvalidInput("missing 'occurred_at'")
-    occurred_at = memory_time(parse_timestamp(data["occurred_at"]))
+    occurred_at = written_time(data["occurred_at"])
     text = normalise_body(body)  # once: a first scan does this for every file
     if not text:
         raise InvalidInput("body is empty")

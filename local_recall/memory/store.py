@@ -116,20 +116,28 @@ class MemoryStore:
         """Every memory file, parsed through the catalog cache. Never raises for a bad file."""
         # before the listing: a change during it moves it (a file-system clock: not Settings')
         stamp = folder_stamp(self.directory, time.time_ns())
-        listed = self._files()
-        listing = {name: (key, why) for name, key, why in listed.files}
-        self._temp_files = listed.temp_files
-        last = self._last
-        if last is not None and last.listing == listing and self._catalog.unchanged():
-            self._last = last._replace(folder=stamp)
-            return last.scan  # files and catalog as last scanned or written
+        with collector_paused():  # the listing, the catalog, the memories: none of it garbage
+            listed = self._files()
+            listing = {name: (key, why) for name, key, why in listed.files}
+            self._temp_files = listed.temp_files
+            last = self._last
+            if last is not None and last.listing == listing and self._catalog.unchanged():
+                self._last = last._replace(folder=stamp)
+                return last.scan  # files and catalog as last scanned or written
+            scan = self._rebuilt(listing)
+        self._last = Seen(listing, stamp, scan)
+        return scan
+
+    def _rebuilt(self, listing: Listing) -> Scan:
+        """The scan of the files in `listing`: each through its catalog entry while its stat
+        key matches, else parsed anew; the catalog records what changed."""
         catalog = self._catalog.load()  # from memory while unchanged
         fresh: dict[str, dict[str, Any]] = {}
         memories: list[Memory] = []
         problems: list[InvalidMemoryFile] = []
         memo: dict[str, tuple[StatKey, Memory]] = {}
         changed = False
-        with opened_folder(self.directory) as folder, collector_paused():
+        with opened_folder(self.directory) as folder:
             entries = list(_entries(self.directory, self.kind, listing, catalog, folder))
         for name, key, entry, parsed in entries:
             if isinstance(entry, str):  # never read: a symlink, a non-canonical name, a folder
@@ -154,9 +162,7 @@ class MemoryStore:
             self._catalog.save(fresh)  # what changed appended (catalog_file.py)
         memories.sort(key=lambda m: (m.occurred_at, m.id))
         problems.sort(key=lambda p: str(p.path))
-        scan = Scan(tuple(memories), tuple(problems))
-        self._last = Seen(listing, stamp, scan)
-        return scan
+        return Scan(tuple(memories), tuple(problems))
 
     def _files(self) -> FolderListing:
         return list_memory_files(self.directory)

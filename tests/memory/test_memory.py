@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -12,12 +12,17 @@ from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.model import (
     Memory,
     content_hash,
+    format_timestamp,
+    memory_time,
     normalise_body,
     parse_memory_id,
     parse_scope,
+    parse_timestamp,
     scope_matches,
     validate_keywords,
     validate_subject,
+    written_time,
+    written_times,
 )
 
 MID = "3f2b8c1e-9a4d-4e5f-8a7b-1c2d3e4f5a6b"
@@ -200,6 +205,55 @@ def test_subject_and_keyword_limits() -> None:
         validate_keywords([f"k{i}" for i in range(21)])
     with pytest.raises(InvalidInput):
         validate_keywords([f"k{i}" for i in range(10_000)])
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2026-01-02T03:04:05Z",
+        "0999-12-31T23:59:59Z",  # a year isoformat pads
+        "2024-02-29T00:00:00Z",
+        "2026-01-02T03:04:05z",  # not the written form: the long way
+        "2026-01-02T03:04:05+02:00",
+        " 2026-01-02T03:04:05Z",
+        "2026-01-02T03:04:05.9Z",
+        1767323045,
+    ],
+)
+def test_a_written_time_reads_as_the_long_way_reads_it(value: object) -> None:
+    """`written_time`'s one step for the form the renderer writes is `memory_time` of
+    `parse_timestamp`; and `written_times` is (`format_timestamp`, `isoformat`)."""
+    moment = written_time(value)
+    assert moment == memory_time(parse_timestamp(value))
+    assert moment.tzinfo is UTC
+    assert written_times(moment) == (format_timestamp(moment), moment.isoformat())
+
+
+@pytest.mark.parametrize("value", ["2026-13-02T03:04:05Z", "2026-02-30T00:00:00Z", "today"])
+def test_a_written_time_that_is_no_date_is_refused_as_before(value: str) -> None:
+    with pytest.raises(InvalidInput, match="not an ISO-8601 timestamp"):
+        written_time(value)
+
+
+def test_written_times_of_a_time_not_made_by_memory_time() -> None:
+    local = datetime(2026, 1, 2, 3, 4, 5, 500, tzinfo=timezone(timedelta(hours=2)))
+    assert written_times(local) == (format_timestamp(local), local.isoformat())
+
+
+def test_scopes_and_keywords_checked_once_answer_as_the_first_time() -> None:
+    """Scopes and keywords are kept once checked (a first scan meets each many times): the
+    same answer every time, an invalid one refused every time."""
+    for _ in range(3):
+        assert parse_scope(" area:queue ") == "area:queue"
+        assert parse_scope("file:./src//a.py") == "file:src/a.py"
+        with pytest.raises(InvalidInput):
+            parse_scope("file:../outside")
+        assert validate_keywords(["  Two  words ", "two WORDS", "k" * 120]) == (
+            "Two words",
+            "k" * 100,
+        )
+        with pytest.raises(InvalidInput, match="lone surrogate"):
+            validate_keywords(["ok", "bad\ud800"])
 
 
 def test_a_lone_surrogate_past_a_keywords_cut_is_refused_not_a_crash() -> None:
