@@ -136,6 +136,7 @@ PURE = frozenset(
         "claude_code.hooks.gate",
         "claude_code.hooks.guard",
         "memory.model",
+        "memory.timestamps",
         "memory.id_prefix",
         "memory.scope_moves",
         "memory.select",

@@ -15,9 +15,11 @@ from local_recall.memory.id_prefix import looks_like_prefix
 from local_recall.memory.model import (
     Memory,
     estimate_tokens,
-    format_timestamp,
     parse_memory_id,
     parse_scope,
+)
+from local_recall.memory.timestamps import (
+    format_timestamp,
     parse_timestamp,
 )
 

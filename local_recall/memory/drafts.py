@@ -19,7 +19,6 @@ from local_recall.memory.model import (
     Draft,
     Memory,
     Provenance,
-    memory_time,
     parse_commit,
     parse_provenance_name,
     parse_scope,
@@ -27,6 +26,9 @@ from local_recall.memory.model import (
     validate_body,
     validate_keywords,
     validate_subject,
+)
+from local_recall.memory.timestamps import (
+    memory_time,
 )
 from local_recall.redaction.secrets import find_secrets, redact_fields
 

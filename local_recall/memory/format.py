@@ -30,7 +30,6 @@ from local_recall.memory.model import (
     UNREVIEWED,
     Memory,
     conflict_line,
-    format_timestamp,
     normalise_body,
     normalised_hash,
     parse_commit,
@@ -40,6 +39,9 @@ from local_recall.memory.model import (
     parse_scope,
     validate_keywords,
     validate_subject,
+)
+from local_recall.memory.timestamps import (
+    format_timestamp,
     written_time,
 )
 from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter, yaml_error_reason

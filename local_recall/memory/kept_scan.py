@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from local_recall.errors import InvalidMemoryFile
 from local_recall.memory.model import Memory
 
 StatKey = tuple[int, int, int]  # (inode, mtime_ns, size)
 Listing = dict[str, tuple[StatKey, str | None]]  # name -> (stat key, why not read) per file
+ListedFile = tuple[str, StatKey | None, str | None]  # (name, stat key or None, why not read)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,16 @@ class Seen(NamedTuple):
     listing: Listing
     folder: StatKey | None
     scan: Scan
+
+
+class Rebuilt(NamedTuple):
+    """A scan rebuilt from the files (file_entries.py), and what the store keeps of it."""
+
+    scan: Scan
+    listing: Listing  # each file's stat key, as read or listed
+    entries: dict[str, dict[str, Any]]  # the catalog's entries now
+    changed: bool  # they differ from the catalog's as loaded
+    memo: dict[str, tuple[StatKey, Memory]]  # each memory by file name, with its stat key
 
 
 def with_file(seen: Seen, name: str, key: StatKey, memory: Memory, folder: StatKey | None) -> Seen:

@@ -9,19 +9,18 @@ only a cache: a missing or broken one is rebuilt from the files.
 from __future__ import annotations
 
 import contextlib
-import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
-from local_recall.memory.catalog_entry import entry_and_memory, memory_from_entry
 from local_recall.memory.catalog_file import CatalogFile
+from local_recall.memory.file_entries import parse_entry, rebuild
 from local_recall.memory.format import parse_memory_text, render_memory
-from local_recall.memory.kept_scan import Listing, Scan, Seen, with_file
+from local_recall.memory.kept_scan import ListedFile, Listing, Scan, Seen, with_file
 from local_recall.memory.model import (
     Draft,
     Memory,
@@ -36,7 +35,6 @@ from local_recall.memory.store_files import (
     folder_stamp,
     list_memory_files,
     only_claimant,
-    opened_folder,
     read_memory_file,
     remove_files,
     stat_key,
@@ -49,7 +47,6 @@ from local_recall.repo.locks import LockBusy, held_lock
 
 __all__ = ["Created", "Deleted", "MemoryStore", "Scan", "Twin"]  # Scan: from kept_scan.py
 
-log = logging.getLogger(__name__)
 
 # the memory a draft says in other words, among the store's memories (`create`'s `unless`)
 Twin = Callable[[Sequence[Memory]], Memory | None]
@@ -117,55 +114,34 @@ class MemoryStore:
         # before the listing: a change during it moves it (a file-system clock: not Settings')
         stamp = folder_stamp(self.directory, time.time_ns())
         with collector_paused():  # the listing, the catalog, the memories: none of it garbage
-            listed = self._files()
-            listing = {name: (key, why) for name, key, why in listed.files}
-            self._temp_files = listed.temp_files
             last = self._last
-            if last is not None and last.listing == listing and self._catalog.unchanged():
+            # nothing to match a stat key with: each file is keyed as it is read
+            first = last is None and not self._memo and not self._catalog.load()
+            listed = self._files(stat=not first)
+            self._temp_files = listed.temp_files
+            if (
+                last is not None
+                and self._catalog.unchanged()
+                and last.listing == {name: (key, why) for name, key, why in listed.files}
+            ):
                 self._last = last._replace(folder=stamp)
                 return last.scan  # files and catalog as last scanned or written
-            scan = self._rebuilt(listing)
+            scan, listing = self._rebuilt(listed.files)
         self._last = Seen(listing, stamp, scan)
         return scan
 
-    def _rebuilt(self, listing: Listing) -> Scan:
-        """The scan of the files in `listing`: each through its catalog entry while its stat
-        key matches, else parsed anew; the catalog records what changed."""
+    def _rebuilt(self, listed: Iterable[ListedFile]) -> tuple[Scan, Listing]:
+        """The scan of the `listed` files and their listing (file_entries.py); the catalog
+        records what changed."""
         catalog = self._catalog.load()  # from memory while unchanged
-        fresh: dict[str, dict[str, Any]] = {}
-        memories: list[Memory] = []
-        problems: list[InvalidMemoryFile] = []
-        memo: dict[str, tuple[StatKey, Memory]] = {}
-        changed = False
-        with opened_folder(self.directory) as folder:
-            entries = list(_entries(self.directory, self.kind, listing, catalog, folder))
-        for name, key, entry, parsed in entries:
-            if isinstance(entry, str):  # never read: a symlink, a non-canonical name, a folder
-                problems.append(InvalidMemoryFile(self.directory / name, entry))
-                continue
-            changed = changed or entry is not catalog.get(name)
-            fresh[name] = entry
-            if "error" in entry:
-                problems.append(InvalidMemoryFile(self.directory / name, entry["error"]))
-                continue
-            known = self._memo.get(name)
-            if known is not None and known[0] == key:
-                memory = known[1]
-            elif parsed is not None:  # read just now: the memory its entry stands for
-                memory = parsed
-            else:
-                memory = memory_from_entry(entry["memory"], self.directory / name, self.kind)
-            memo[name] = (key, memory)
-            memories.append(memory)
-        self._memo = memo
-        if changed or len(fresh) != len(catalog):
-            self._catalog.save(fresh)  # what changed appended (catalog_file.py)
-        memories.sort(key=lambda m: (m.occurred_at, m.id))
-        problems.sort(key=lambda p: str(p.path))
-        return Scan(tuple(memories), tuple(problems))
+        done = rebuild(self.directory, self.kind, listed, catalog, self._memo)
+        self._memo = done.memo
+        if done.changed:
+            self._catalog.save(done.entries)  # what changed appended (catalog_file.py)
+        return done.scan, done.listing
 
-    def _files(self) -> FolderListing:
-        return list_memory_files(self.directory)
+    def _files(self, *, stat: bool = True) -> FolderListing:
+        return list_memory_files(self.directory, stat=stat)
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -225,7 +201,7 @@ class MemoryStore:
         after = stat_key(self.directory) if known else None
         st = path.stat()
         key = (st.st_ino, st.st_mtime_ns, st.st_size)
-        entry, memory = _parse_entry(path, key, self.kind)
+        _key, entry, memory = parse_entry(path, key, self.kind)
         if memory is None:  # cannot happen for a file we rendered; never hide it if it does
             raise StorageError(f"{path}: written but does not parse: {entry['error']}")
         self._catalog.put(path.name, entry)  # its line appended: the other entries as loaded
@@ -326,36 +302,6 @@ class MemoryStore:
 
     def _lock(self) -> contextlib.AbstractContextManager[None]:
         return held_lock(self.lock_path, timeout=self.lock_timeout, what="the store lock")
-
-
-def _entries(
-    directory: Path, kind: str, listing: Listing, catalog: Mapping[str, Any], folder: int | None
-) -> Iterator[tuple[str, StatKey, dict[str, Any] | str, Memory | None]]:
-    """(name, stat key, its catalog entry or why it is not read, the memory if read now) per
-    file: the cached entry while the stat key matches, else the file parsed anew."""
-    for name, (key, unusable) in listing.items():
-        cached = catalog.get(name)
-        if unusable is not None:
-            yield name, key, unusable, None
-        elif isinstance(cached, dict) and cached.get("stat") == list(key):
-            yield name, key, cached, None
-        else:
-            yield name, key, *_parse_entry(directory / name, key, kind, folder)
-
-
-def _parse_entry(
-    path: Path, key: StatKey, kind: str, folder: int | None = None
-) -> tuple[dict[str, Any], Memory | None]:
-    """The file's catalog entry and the memory it stands for (None: an error entry)."""
-    try:
-        parsed = parse_memory_text(read_memory_file(path, folder), path, kind=kind)
-    except InvalidMemoryFile as exc:
-        log.warning("skipping unreadable memory file %s: %s", path, exc.reason)
-        return {"stat": list(key), "error": exc.reason}, None
-    except (OSError, UnicodeDecodeError) as exc:
-        return {"stat": list(key), "error": f"cannot read: {exc}"}, None
-    entry, memory = entry_and_memory(parsed)
-    return {"stat": list(key), "memory": entry}, memory
 
 
 def _holder(memories: Sequence[Memory], digest: str, unless: Twin | None) -> Created | None:

@@ -26,8 +26,8 @@ from local_recall.memory.model import parse_memory_id
 from local_recall.repo.files import (
     is_temp_name,
     open_folder_nofollow,
-    read_bytes_in,
     read_bytes_nofollow,
+    read_stat_in,
     through_symlink,
 )
 
@@ -40,14 +40,16 @@ class FolderListing(NamedTuple):
     """A memory folder's `*.md` entries, and whether a writer's temp file was among its
     entries (maybe one a killed writer left: only then does a save look for them)."""
 
-    files: list[tuple[str, StatKey, str | None]]  # (name, stat key, why it is not read or None)
+    # (name, stat key, why it is not read or None); the key None: not stated (`stat` False)
+    files: list[tuple[str, StatKey | None, str | None]]
     temp_files: bool
 
 
-def list_memory_files(directory: Path) -> FolderListing:
+def list_memory_files(directory: Path, *, stat: bool = True) -> FolderListing:
     """The `*.md` entries, each with why it is not read (None: read). Only regular files named
     `<canonical uuid>.md` are read: one id has one file, and a symlink (committed by anyone who
-    can push) would show content from outside the repository."""
+    can push) would show content from outside the repository. `stat` False: a file to read
+    is not stated (a first scan takes each key from the read: 100,000 lstats, ~0.5 s)."""
     if through_symlink(directory):
         if os.path.isdir(directory):
             return FolderListing(
@@ -58,17 +60,21 @@ def list_memory_files(directory: Path) -> FolderListing:
         entries = list(os.scandir(directory))
     except (FileNotFoundError, NotADirectoryError):
         return FolderListing([], False)
-    files: list[tuple[str, StatKey, str | None]] = []
+    files: list[tuple[str, StatKey | None, str | None]] = []
     temp_files = False
     for entry in entries:
         if not entry.name.endswith(".md") or entry.name.startswith("."):
             temp_files = temp_files or is_temp_name(entry.name)
             continue
+        unusable = _unusable(entry)  # from the listing's file types: no syscall on Linux
+        if not stat and unusable is None:
+            files.append((entry.name, None, None))
+            continue
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue  # deleted between listing and stat
-        files.append((entry.name, (st.st_ino, st.st_mtime_ns, st.st_size), _unusable(entry)))
+        files.append((entry.name, (st.st_ino, st.st_mtime_ns, st.st_size), unusable))
     return FolderListing(files, temp_files)
 
 
@@ -177,17 +183,24 @@ _CANONICAL_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[
 def read_memory_file(path: Path, folder: int | None = None) -> str:
     """The file's text; `folder`: its folder's descriptor from `open_folder_nofollow` (a scan
     checks the way to the folder once, not once per file). FileNotFoundError: gone."""
+    return read_memory_file_keyed(path, folder)[0]
+
+
+def read_memory_file_keyed(path: Path, folder: int | None = None) -> tuple[str, StatKey]:
+    """`read_memory_file`, and the file's stat key as it was read."""
     try:
         if folder is None:
             data = read_bytes_nofollow(path, MAX_FILE_BYTES)
+            key = stat_key(path) or (0, 0, 0)  # gone since: a key no later listing matches
         else:
-            data = read_bytes_in(folder, path.name, MAX_FILE_BYTES)
+            data, st = read_stat_in(folder, path.name, MAX_FILE_BYTES)
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)
     except FileNotFoundError:
         raise
     except OSError as exc:  # a symlink, a folder, a FIFO, too large: reported, never followed
         raise InvalidMemoryFile(path, f"cannot read: {exc.strerror or exc}") from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), key
     except UnicodeDecodeError:
         raise InvalidMemoryFile(path, "not UTF-8 text") from None
 

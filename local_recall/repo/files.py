@@ -59,11 +59,11 @@ def read_bytes_nofollow(path: Path, limit: int | None = None) -> bytes:
     non-regular file, and more than `limit` bytes: all as OSError."""
     if through_symlink(path.parent):
         raise _refused(path, "a folder on its path is a symbolic link")
-    return _read_nofollow(path, str(path), limit, None)
+    return _read_nofollow(path, str(path), limit, None)[0]
 
 
 def open_folder_nofollow(path: Path) -> int | None:
-    """A descriptor of a folder reached through no symlink, for `read_bytes_in` to read many of
+    """A descriptor of a folder reached through no symlink, for `read_stat_in` to read many of
     its files after one check of the way to it (a first scan reads 100,000 memory files: a
     `realpath` each was ~6 lstats and ~10 % of its CPU). None where the platform cannot open
     files relative to a folder: callers then read by path. OSError: not such a folder."""
@@ -74,14 +74,18 @@ def open_folder_nofollow(path: Path) -> int | None:
     return os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
 
 
-def read_bytes_in(folder: int, name: str, limit: int | None = None) -> bytes:
-    """`read_bytes_nofollow` of the file `name` in a folder from `open_folder_nofollow`."""
+def read_stat_in(folder: int, name: str, limit: int | None = None) -> tuple[bytes, os.stat_result]:
+    """`read_bytes_nofollow` of the file `name` in a folder from `open_folder_nofollow`, and
+    the file's stat as it was read (a first scan keys each file on it rather than on a stat of
+    its own in the listing: a syscall a file)."""
     if os.sep in name or name in ("", ".", ".."):
         raise OSError(errno.EINVAL, "not a file name", name)
     return _read_nofollow(name, name, limit, folder)
 
 
-def _read_nofollow(path: Path | str, shown: str, limit: int | None, folder: int | None) -> bytes:
+def _read_nofollow(
+    path: Path | str, shown: str, limit: int | None, folder: int | None
+) -> tuple[bytes, os.stat_result]:
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK, dir_fd=folder)
     except OSError as exc:
@@ -96,7 +100,7 @@ def _read_nofollow(path: Path | str, shown: str, limit: int | None, folder: int 
         want = info.st_size + 1 if limit is None else min(info.st_size, limit) + 1
         first = os.read(fd, want)
         if len(first) == want - 1:  # all fstat saw, and not one byte more: no second read to
-            return first  # see the end (a first scan reads 100,000 files: a syscall each)
+            return first, info  # see the end (a first scan reads 100,000 files: a syscall each)
         data = bytearray(first)
         want = 1 << 16
         while (limit is None or len(data) <= limit) and (chunk := os.read(fd, want)):
@@ -105,7 +109,7 @@ def _read_nofollow(path: Path | str, shown: str, limit: int | None, folder: int 
         os.close(fd)
     if limit is not None and len(data) > limit:
         raise OSError(errno.EFBIG, f"larger than {limit} bytes", shown)
-    return bytes(data)
+    return bytes(data), info
 
 
 def read_tail_nofollow(path: Path, size: int) -> bytes:

@@ -22,8 +22,10 @@ from local_recall.memory.model import (
     KINDS,
     Memory,
     estimate_tokens,
-    format_timestamp,
     parse_scope,
+)
+from local_recall.memory.timestamps import (
+    format_timestamp,
 )
 from local_recall.search.decision import Decision
 from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS

@@ -17,10 +17,12 @@ from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.model import (
     KINDS,
     Memory,
-    format_timestamp,
     parse_scope,
-    parse_timestamp,
     scope_matches,
+)
+from local_recall.memory.timestamps import (
+    format_timestamp,
+    parse_timestamp,
 )
 
 PAGE_SIZE = 50

@@ -12,15 +12,17 @@ from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.model import (
     Memory,
     content_hash,
-    format_timestamp,
-    memory_time,
     normalise_body,
     parse_memory_id,
     parse_scope,
-    parse_timestamp,
     scope_matches,
     validate_keywords,
     validate_subject,
+)
+from local_recall.memory.timestamps import (
+    format_timestamp,
+    memory_time,
+    parse_timestamp,
     written_time,
     written_times,
 )

@@ -24,6 +24,8 @@ from local_recall.memory.model import Draft, Memory, content_hash, new_memory_id
 from local_recall.memory.store import MemoryStore
 from local_recall.memory.store_files import RACY_NS, settled_stamp
 
+BAD = "22222222-0000-4000-8000-000000000000"
+
 
 def write_memories(folder: Path, count: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
@@ -43,9 +45,9 @@ def write_memories(folder: Path, count: int) -> None:
         (folder / f"{memory_id}.md").write_text(render_memory(memory), encoding="utf-8")
 
 
-def first_scan_calls(root: Path, count: int) -> tuple[int, int, int, int, int, int]:
+def first_scan_calls(root: Path, count: int) -> tuple[int, int, int, int, int, int, int]:
     """(memories listed, lstat calls, PyYAML calls, uuid.UUID parses, bodies normalised, read
-    calls) of one scan without a catalog."""
+    calls, listed files stated) of one scan without a catalog."""
     folder = root / "local-recall" / "episodic-memory"
     write_memories(folder, count)
     store = MemoryStore(folder, root / "local-recall" / "state", new_id=new_memory_id)
@@ -62,7 +64,12 @@ def first_scan_calls(root: Path, count: int) -> tuple[int, int, int, int, int, i
     )
     bodies = sum(c[1] for (_f, _l, name), c in calls.items() if name == "normalise_body")
     reads = sum(c[1] for (_f, _l, name), c in calls.items() if name.endswith("posix.read>"))
-    return len(scan.memories), lstats, yaml_calls, uuids, bodies, reads
+    stated = sum(
+        c[1]
+        for (_f, _l, name), c in calls.items()
+        if "posix.DirEntry' objects>" in name and "stat" in name
+    )
+    return len(scan.memories), lstats, yaml_calls, uuids, bodies, reads, stated
 
 
 def test_a_first_scan_stats_the_folder_once_and_never_calls_pyyaml(tmp_path: Path) -> None:
@@ -77,6 +84,32 @@ def test_a_first_scan_stats_the_folder_once_and_never_calls_pyyaml(tmp_path: Pat
     # one read a file: the size fstat gave is all there is (a second read to see the end was
     # a syscall per file)
     assert (small[5], large[5]) == (20, 200), (small, large)
+    # each file keyed on the stat its read took (was a stat of each in the listing)
+    assert small[6] == large[6] == 0, (small, large)
+
+
+def test_a_first_scan_keys_files_as_a_listing_does(tmp_path: Path) -> None:
+    """A first scan keys each file on the stat its read took, not the listing's: the keys are
+    the listing's, so the next scan in the process finds the folder as listed (the same scan)
+    and a scan in another process parses nothing; a bad file and a symlink are reported by
+    both."""
+    folder = tmp_path / "local-recall" / "episodic-memory"
+    write_memories(folder, 20)
+    (folder / f"{BAD}.md").write_text("no frontmatter\n")
+    (folder / "11111111-0000-4000-8000-000000000000.md").symlink_to(folder / f"{BAD}.md")
+    state = tmp_path / "local-recall" / "state"
+    store = MemoryStore(folder, state, new_id=new_memory_id)
+    first = store.scan()
+    assert len(first.memories) == 20 and len(first.problems) == 2
+    assert store.scan() is first  # the listing matched the keys the reads took
+    profile = cProfile.Profile()
+    profile.enable()
+    again = MemoryStore(folder, state, new_id=new_memory_id).scan()
+    profile.disable()
+    calls = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    assert not sum(c[1] for (_f, _l, name), c in calls.items() if name == "parse_memory_text")
+    assert again.memories == first.memories
+    assert [str(p) for p in again.problems] == [str(p) for p in first.problems]
 
 
 @pytest.mark.parametrize("enabled", [True, False])
@@ -149,7 +182,7 @@ def save_calls(root: Path, count: int) -> tuple[int, int, int, MemoryStore]:
     assert created.created
     calls = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     stats = sum(c[1] for (_f, _l, name), c in calls.items() if "posix.DirEntry" in name)
-    rebuilt = sum(c[1] for (_f, _l, name), c in calls.items() if name == "_entries")
+    rebuilt = sum(c[1] for (_f, _l, name), c in calls.items() if name == "file_entries")
     # a catalog entry looked up, a memory's path named: once per memory in the store if any
     lookups = sum(
         c[1]
