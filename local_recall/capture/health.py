@@ -14,9 +14,7 @@ from typing import Any
 
 from local_recall.capture.pipeline_state import state_path
 from local_recall.capture.progress import STATE_VERSION, PipelineState, state_from_json
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.timestamps import format_timestamp
 from local_recall.repo.files import read_bytes_nofollow
 
 # Failing this long, the session-start context says so (claude-mem#3538 added such a warning).

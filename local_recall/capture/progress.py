@@ -12,10 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from local_recall.errors import InvalidInput
-from local_recall.memory.timestamps import (
-    format_timestamp,
-    parse_timestamp,
-)
+from local_recall.memory.timestamps import format_timestamp, parse_timestamp
 
 STATE_VERSION = 1
 

@@ -11,9 +11,7 @@ import click
 from local_recall import __version__
 from local_recall.errors import InvalidInput
 from local_recall.logs import log_to_repo
-from local_recall.memory.timestamps import (
-    parse_timestamp,
-)
+from local_recall.memory.timestamps import parse_timestamp
 from local_recall.recall import Recall
 from local_recall.settings import Settings
 

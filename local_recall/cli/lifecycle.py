@@ -15,12 +15,8 @@ from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.cli.review import review
 from local_recall.errors import InvalidInput
 from local_recall.lifecycle.consolidation import Proposal
-from local_recall.memory.model import (
-    Memory,
-)
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.model import Memory
+from local_recall.memory.timestamps import format_timestamp
 
 
 @cli.command()

@@ -16,9 +16,7 @@ from local_recall.cli.render import list_output, skipped_problems
 from local_recall.daemon.cli_queries import list_reply, memory_row
 from local_recall.errors import InvalidInput, InvalidMemoryFile
 from local_recall.memory.drafts import stored_scope
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.timestamps import format_timestamp
 from local_recall.repo.files import through_symlink
 from local_recall.repo.layout import Layout
 

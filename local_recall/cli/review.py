@@ -12,12 +12,8 @@ from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.daemon.cli_queries import memory_row
 from local_recall.errors import InvalidInput, RecallError
 from local_recall.learning.usage_log import read_disputes
-from local_recall.memory.model import (
-    Memory,
-)
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.model import Memory
+from local_recall.memory.timestamps import format_timestamp
 from local_recall.recall import look_alikes
 
 NOT_A_TERMINAL = (

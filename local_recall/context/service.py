@@ -24,12 +24,8 @@ from local_recall.context.prompt import PromptAsk
 from local_recall.context.session import SessionAsk, SessionNotes, pick_summaries, rank_for_session
 from local_recall.lifecycle.staleness import anchors_of
 from local_recall.memory.life import Life
-from local_recall.memory.model import (
-    Memory,
-)
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.model import Memory
+from local_recall.memory.timestamps import format_timestamp
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 
 if TYPE_CHECKING:

@@ -47,12 +47,8 @@ from local_recall.mcp_server.shapes import (
 )
 from local_recall.mcp_server.stdin import answerable_stdin
 from local_recall.memory.id_prefix import resolve_id
-from local_recall.memory.model import (
-    Memory,
-)
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.model import Memory
+from local_recall.memory.timestamps import format_timestamp
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import SearchQuery, check_query_text
 

@@ -12,16 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from local_recall.errors import InvalidInput, InvalidMemoryId
 from local_recall.memory.id_prefix import looks_like_prefix
-from local_recall.memory.model import (
-    Memory,
-    estimate_tokens,
-    parse_memory_id,
-    parse_scope,
-)
-from local_recall.memory.timestamps import (
-    format_timestamp,
-    parse_timestamp,
-)
+from local_recall.memory.model import Memory, estimate_tokens, parse_memory_id, parse_scope
+from local_recall.memory.timestamps import format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
     from local_recall.search.query import SearchHit

@@ -9,13 +9,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from local_recall.memory.model import (
-    Memory,
-)
-from local_recall.memory.timestamps import (
-    parse_timestamp,
-    written_times,
-)
+from local_recall.memory.model import Memory
+from local_recall.memory.timestamps import parse_timestamp, written_times
 
 # catalog fields copied as they are
 PROVENANCE = ("commit", "branch", "session", "unreviewed", "superseded_by", "superseded_reason")

@@ -27,9 +27,7 @@ from local_recall.memory.model import (
     validate_keywords,
     validate_subject,
 )
-from local_recall.memory.timestamps import (
-    memory_time,
-)
+from local_recall.memory.timestamps import memory_time
 from local_recall.redaction.secrets import find_secrets, redact_fields
 
 

@@ -40,10 +40,7 @@ from local_recall.memory.model import (
     validate_keywords,
     validate_subject,
 )
-from local_recall.memory.timestamps import (
-    format_timestamp,
-    written_time,
-)
+from local_recall.memory.timestamps import format_timestamp, written_time
 from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter, yaml_error_reason
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)

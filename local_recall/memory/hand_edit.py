@@ -11,13 +11,9 @@ from pathlib import Path
 
 from local_recall.errors import InvalidMemoryFile
 from local_recall.memory.format import parse_memory_text
-from local_recall.memory.model import (
-    Memory,
-)
+from local_recall.memory.model import Memory
 from local_recall.memory.repair import Unfixable, is_fixable, plan_repair
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.timestamps import format_timestamp
 
 # The name the edited text is parsed under: the file name is a memory's identity, and a new
 # memory gets its id when it is saved.

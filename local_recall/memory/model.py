@@ -1,5 +1,5 @@
-"""The memory value and the rules about its fields: validation, scopes, ids, timestamps, the
-content hash. Pure: no file and no YAML here (the file format is format.py).
+"""The memory value and the rules about its fields: validation, scopes, ids, the content hash
+(its time: timestamps.py). Pure: no file and no YAML here (the file format is format.py).
 """
 
 from __future__ import annotations

@@ -31,16 +31,10 @@ import yaml
 
 from local_recall.errors import InvalidMemoryFile, InvalidMemoryId, StorageError
 from local_recall.memory.format import parse_memory_text
-from local_recall.memory.model import (
-    MAX_SUBJECT_CHARS,
-    normalise_body,
-    parse_memory_id,
-)
+from local_recall.memory.model import MAX_SUBJECT_CHARS, normalise_body, parse_memory_id
 from local_recall.memory.store import MemoryStore
 from local_recall.memory.store_files import MAX_FILE_BYTES
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.timestamps import format_timestamp
 from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter
 from local_recall.repo.files import read_bytes_nofollow, write_text_atomic
 from local_recall.repo.locks import held_lock

@@ -21,12 +21,7 @@ from local_recall.memory.catalog_file import CatalogFile
 from local_recall.memory.file_entries import parse_entry, rebuild
 from local_recall.memory.format import parse_memory_text, render_memory
 from local_recall.memory.kept_scan import ListedFile, Listing, Scan, Seen, with_file
-from local_recall.memory.model import (
-    Draft,
-    Memory,
-    content_hash,
-    parse_memory_id,
-)
+from local_recall.memory.model import Draft, Memory, content_hash, parse_memory_id
 from local_recall.memory.store_files import (
     FolderListing,
     StatKey,

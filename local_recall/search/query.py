@@ -18,15 +18,8 @@ from typing import Any, Final
 
 from local_recall.errors import InvalidInput
 from local_recall.memory.life import Life
-from local_recall.memory.model import (
-    KINDS,
-    Memory,
-    estimate_tokens,
-    parse_scope,
-)
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.model import KINDS, Memory, estimate_tokens, parse_scope
+from local_recall.memory.timestamps import format_timestamp
 from local_recall.search.decision import Decision
 from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
 from local_recall.search.scoring import Signals

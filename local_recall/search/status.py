@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from local_recall.errors import ConfigError, EmbedderUnavailable, IndexUnavailable, StorageError
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.timestamps import format_timestamp
 from local_recall.repo.files import read_bytes_nofollow, write_text_atomic
 from local_recall.search.embedders import Embedder, embedder_fingerprint
 from local_recall.search.index.rows import MemoryIndex

@@ -14,16 +14,8 @@ from typing import Any
 from local_recall.errors import InvalidInput
 from local_recall.lifecycle.memories import superseded_by
 from local_recall.lifecycle.staleness import Stale
-from local_recall.memory.model import (
-    KINDS,
-    Memory,
-    parse_scope,
-    scope_matches,
-)
-from local_recall.memory.timestamps import (
-    format_timestamp,
-    parse_timestamp,
-)
+from local_recall.memory.model import KINDS, Memory, parse_scope, scope_matches
+from local_recall.memory.timestamps import format_timestamp, parse_timestamp
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200

@@ -16,12 +16,8 @@ from local_recall.capture.transcripts import (
     parse_transcript,
     render_turn,
 )
-from local_recall.memory.model import (
-    Memory,
-)
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.model import Memory
+from local_recall.memory.timestamps import format_timestamp
 from local_recall.recall import Recall
 
 MAX_TURNS = 12

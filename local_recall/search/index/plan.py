@@ -24,12 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from local_recall.memory.model import (
-    Memory,
-)
-from local_recall.memory.timestamps import (
-    format_timestamp,
-)
+from local_recall.memory.model import Memory
+from local_recall.memory.timestamps import format_timestamp
 from local_recall.search.text_terms import identifier_parts
 
 MIN_PASSAGE_BODY_CHARS = 200
