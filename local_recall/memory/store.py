@@ -32,6 +32,7 @@ from local_recall.memory.store_files import (
     only_claimant,
     read_memory_file,
     remove_files,
+    settle_built,
     stat_key,
 )
 from local_recall.repo.files import (
@@ -122,6 +123,7 @@ class MemoryStore:
                 self._last = last._replace(folder=stamp)
                 return last.scan  # files and catalog as last scanned or written
             scan, listing = self._rebuilt(listed.files)
+            settle_built()
         self._last = Seen(listing, stamp, scan)
         return scan
 

@@ -134,6 +134,26 @@ def test_what_a_scan_built_is_not_left_to_the_young_collections(
     assert not [m for m in scan.memories if id(m) in young]
 
 
+def test_a_scan_that_rebuilds_nothing_leaves_the_collector_s_generations_alone(
+    tmp_path: Path,
+) -> None:
+    """Only a rebuild hands objects to the oldest generation: a daemon or a server scans on
+    every request, and the young garbage of the moment must not wait for a full pass."""
+    folder = tmp_path / "local-recall" / "episodic-memory"
+    write_memories(folder, 5)
+    store = MemoryStore(folder, tmp_path / "local-recall" / "state", new_id=new_memory_id)
+    was = gc.isenabled()
+    gc.disable()  # no collection of its own moves the probe meanwhile
+    try:
+        first = store.scan()
+        probe: list[object] = [object()]  # young: made after the rebuild
+        assert store.scan() is first  # nothing moved: the kept scan, no rebuild
+        young = {id(o) for o in gc.get_objects(0)}
+    finally:
+        gc.enable() if was else gc.disable()
+    assert id(probe) in young
+
+
 def test_a_rescan_of_an_unchanged_folder_builds_nothing(tmp_path: Path) -> None:
     """A save scans the store twice (outside its lock, then under it): the second finds every
     file as the first listed it and hands back the same scan, building no memory and no list
