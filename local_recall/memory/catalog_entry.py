@@ -4,16 +4,13 @@ memory built back from one. The catalog (catalog_file.py) keeps one per file, ke
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from local_recall.memory.model import Memory
-from local_recall.memory.timestamps import parse_timestamp, written_times
-
-# catalog fields copied as they are
-PROVENANCE = ("commit", "branch", "session", "unreviewed", "superseded_by", "superseded_reason")
+from local_recall.memory.timestamps import exact_time, written_times
 
 
 def entry_from_memory(memory: Memory) -> dict[str, Any]:
@@ -28,7 +25,7 @@ def entry_from_memory(memory: Memory) -> dict[str, Any]:
         "occurred_at_exact": exact,
         "content_hash": memory.content_hash,
         "source": memory.source,
-        # PROVENANCE, spelled out: a first scan builds one entry per file
+        # provenance, each key spelled out: a first scan builds one entry per file
         "commit": memory.commit,
         "branch": memory.branch,
         "session": memory.session,
@@ -48,7 +45,7 @@ def memory_from_entry(entry: Mapping[str, Any], path: Path, kind: str) -> Memory
         body=entry["body"],
         keywords=tuple(entry["keywords"]),
         applies_to=entry["applies_to"],
-        occurred_at=_exact_time(entry["occurred_at_exact"]),
+        occurred_at=exact_time(entry["occurred_at_exact"]),
         content_hash=entry["content_hash"],
         source=entry["source"],
         kind=kind,
@@ -63,16 +60,6 @@ def memory_from_entry(entry: Mapping[str, Any], path: Path, kind: str) -> Memory
         path=path,
         stale_hash=entry["stale_hash"],
     )
-
-
-def _exact_time(text: str) -> datetime:
-    """`parse_timestamp` of an entry's `occurred_at_exact`, in one step for a UTC one (every
-    scan through the catalog reads one per memory)."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except (TypeError, ValueError):
-        return parse_timestamp(text)  # its error
-    return moment if moment.tzinfo is UTC else parse_timestamp(text)
 
 
 def json_safe(value: Any) -> Any:

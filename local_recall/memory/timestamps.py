@@ -72,3 +72,13 @@ def parse_timestamp(value: object) -> datetime:
         return moment.astimezone(UTC)
     except (OverflowError, ValueError):  # e.g. 0001-01-01 with a positive offset
         raise InvalidInput(f"timestamp out of range: {value!r}") from None
+
+
+def exact_time(text: str) -> datetime:
+    """`parse_timestamp` of a catalog entry's `occurred_at_exact` (an `isoformat`), in one step
+    for a UTC one (every scan through the catalog reads one per memory)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return parse_timestamp(text)  # its error
+    return moment if moment.tzinfo is UTC else parse_timestamp(text)

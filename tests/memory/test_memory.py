@@ -20,6 +20,7 @@ from local_recall.memory.model import (
     validate_subject,
 )
 from local_recall.memory.timestamps import (
+    exact_time,
     format_timestamp,
     memory_time,
     parse_timestamp,
@@ -235,6 +236,14 @@ def test_a_written_time_reads_as_the_long_way_reads_it(value: object) -> None:
 def test_a_written_time_that_is_no_date_is_refused_as_before(value: str) -> None:
     with pytest.raises(InvalidInput, match="not an ISO-8601 timestamp"):
         written_time(value)
+
+
+@pytest.mark.parametrize(
+    "text", ["2026-01-02T03:04:05+00:00", "0999-12-31T23:59:59+00:00", "2026-01-02T03:04:05+02:00"]
+)
+def test_a_catalog_time_reads_as_parse_timestamp_reads_it(text: str) -> None:
+    assert exact_time(text) == parse_timestamp(text)
+    assert exact_time(text).tzinfo is UTC
 
 
 def test_written_times_of_a_time_not_made_by_memory_time() -> None:
