@@ -49,9 +49,9 @@ sys.path.insert(0, str(HERE))
 import coding_data  # noqa: E402
 from coding_data import Item, ProjectData, Prompt  # noqa: E402
 
+from local_recall.context.hook_settings import HookSettings, load_hook_settings  # noqa: E402
 from local_recall.context.notes import CHARS_PER_TOKEN, note_from_json  # noqa: E402
 from local_recall.context.prompt import prompt_query, render_selection, select  # noqa: E402
-from local_recall.hooks.settings import HookSettings, load_hook_settings  # noqa: E402
 from local_recall.recall import Recall  # noqa: E402
 from local_recall.search.limits import MAX_LIMIT  # noqa: E402
 from local_recall.search.query import SearchQuery  # noqa: E402

@@ -26,10 +26,10 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from local_recall.context.hook_settings import HookSettings
 from local_recall.context.notes import CHARS_PER_TOKEN
 from local_recall.context.prompt import Seen, render_selection, select
 from local_recall.context.seen import ShownLine, seen_of, shown_line
-from local_recall.hooks.settings import HookSettings
 
 PATTERN = ("p1", "g1", "p2", "n1", "p3", "p1", "g2", "p4", "p2", "n2", "p3", "p4")
 

@@ -418,25 +418,33 @@ def daemon_pid_of(repo: Path) -> int | None:
 
 
 def search_times(repo: Path, env: dict[str, str], runs: int) -> list[float]:
-    """The daemon's answer to the prompt hook's own request (socket round trip included), ms;
-    every query new (its embedding included), as in the sessions."""
-    from local_recall.context.prompt import PromptAsk, prompt_query
+    """The daemon's answer to the prompt hook's own request (op `answer`: the whole answer,
+    socket round trip included), ms; every prompt new (its embedding included), each in a
+    session of its own, as in the sessions."""
+    from local_recall.context.hook_settings import hook_environment
+    from local_recall.context.prompt import prompt_query
     from local_recall.daemon.query_client import ask, daemon_sockets
-    from local_recall.hooks.settings import read_hook_settings
-    from local_recall.repo.layout import Layout
     from local_recall.search.query_intent import has_nothing_to_look_up
 
-    settings = read_hook_settings(Layout(repo), env)
     sockets = list(daemon_sockets(repo, repo / "local-recall" / "state", env))  # an iterator
-    queries = [q for q in map(prompt_query, SESSION_PROMPTS) if q and not has_nothing_to_look_up(q)]
+    prompts = [
+        p for p in SESSION_PROMPTS if (q := prompt_query(p)) and not has_nothing_to_look_up(q)
+    ]
     seen: list[float] = []
     for round_ in range(runs + 1):
-        for query in queries:
-            request = PromptAsk(fresh(query), settings.search_limit, settings.prompt_min_score)
+        for number, prompt in enumerate(prompts):
+            request = {
+                "op": "answer",
+                "kind": "prompt",
+                "agent": "claude_code",
+                "prompt": fresh(prompt),
+                "session_id": f"bench-{round_}-{number}",
+                "hook_env": hook_environment(env),
+            }
             started = time.perf_counter()
-            reply = ask(sockets, request.to_request(), 10.0)
+            reply = ask(sockets, request, 10.0)
             if reply is None or reply.get("ok") is not True:
-                raise SystemExit(f"the daemon did not answer a search: {reply}")
+                raise SystemExit(f"the daemon did not answer a prompt: {reply}")
             if round_:
                 seen.append((time.perf_counter() - started) * 1000)
     return seen

@@ -103,6 +103,6 @@ def stand_in(repo: Path) -> Iterator[StandIn]:
     """A stand-in daemon serving `repo`'s socket from literals (tests/hook_runs.py)."""
     from tests.hook_runs import StandIn, served_as_daemon  # it imports this module
 
-    fake = StandIn()
+    fake = StandIn(repo)
     with served_as_daemon(repo, fake.handle):
         yield fake

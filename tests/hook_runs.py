@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from local_recall.context.notes import Note, notes_from_json
+from local_recall.context.prompt import PromptAsk
+from local_recall.context.session import SessionAsk, SessionNotes
+from local_recall.daemon.hook_requests import answer_reply
 from local_recall.daemon.query_client import POINTER_NAME, socket_paths
 from local_recall.daemon.query_server import QueryServer
 from tests.conftest import clean_env
@@ -120,24 +124,58 @@ def prompt_input(prompt: str, repo: Path, session: str | None = None) -> bytes:
 
 
 class StandIn:
-    """Answers like the daemon, from literals, and records what it was asked."""
+    """Answers like the daemon, from literals, and records what it was asked.
 
-    def __init__(self) -> None:
+    A hook asks for its whole answer (op `answer`): the stand-in runs the daemon's own answer
+    code (daemon/hook_requests.py) over searches that return the literals. `answers` holds
+    those requests as they came; `requests` what the daemon was asked to search or list — an
+    answer's inner search as the `search` / `index_summary` request it stands for — and every
+    other request (a `search` of a long-lived MCP server, `transcript_done`)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root
         self.requests: list[dict[str, Any]] = []
-        self.reply: dict[str, Any] | None = None  # overrides every answer when set
+        self.answers: list[dict[str, Any]] = []
+        # overrides every answer when set (an answer's search: its hits, or its error)
+        self.reply: dict[str, Any] | None = None
+        self.knows_answer = True  # False: a daemon of a version before the `answer` op
+        self.edit_answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.get("op")
+        if op == "answer" and self.knows_answer:
+            return self._answer(request)
         self.requests.append(request)
         if self.reply is not None:
             return self.reply
-        op = request.get("op")
         if op == "search":
             return {"ok": True, "hits": [HIT]}
         if op == "index_summary":
             return {"ok": True, "total": 7, "notes": [NOTE]}
         if op == "transcript_done":
             return {"ok": True, "queued": True}
-        return {"ok": False, "error": "unknown op"}
+        return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.answers.append(request)
+        if self.reply is not None and self.reply.get("ok") is not True:
+            return self.reply  # the daemon's search failed: so did its answer
+        assert self.root is not None, "StandIn(root) answers hooks"
+        reply = answer_reply(
+            request,
+            self.root.resolve(),
+            prompt_notes=self._prompt_notes,
+            session_notes=self._session_notes,
+        )
+        return reply if self.edit_answer is None else self.edit_answer(reply)
+
+    def _prompt_notes(self, ask: PromptAsk) -> list[Note]:
+        self.requests.append(ask.to_request())
+        return notes_from_json(self.reply["hits"] if self.reply is not None else [HIT])
+
+    def _session_notes(self, ask: SessionAsk) -> SessionNotes:
+        self.requests.append(ask.to_request())
+        return SessionNotes.from_reply({"ok": True, "total": 7, "notes": [NOTE]})
 
 
 @contextlib.contextmanager

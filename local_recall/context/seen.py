@@ -1,5 +1,5 @@
 """What a session was shown, prompt by prompt: which memories in full and which as pointers.
-Pure: JSON lines in, `Seen` out (hooks/seen_log.py keeps the file, one per session).
+Pure: JSON lines in, `Seen` out (context/seen_log.py keeps the file, one per session).
 
 The prompt hook shows a memory in full once per session and points at it once
 (context/prompt.py: `fill_budget(seen=…)`): the text stays in the session's context for every

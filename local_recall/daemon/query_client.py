@@ -7,6 +7,9 @@ one reply per line, UTF-8 JSON objects):
     {"op": "search", "query", "limit", "scope", "min_score", "with_body"}
                                                      -> {"ok": true, "hits": [...], "degraded"}
     {"op": "index_summary", "source", "limit"}       -> {"ok": true, "total", "notes": [...]}
+    {"op": "answer", "kind": "prompt" | "session_start", ...}
+                                                     -> {"ok": true, "text", "shown"}: a hook's
+                                                        whole answer (daemon/hook_requests.py)
     {"op": "transcript_done", "path"}                -> {"ok": true, "queued": true}
     {"op": "ui"}                                     -> {"ok": true, "url", "base", "token"}
                                                         (daemon/ui.py)

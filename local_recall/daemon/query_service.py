@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from local_recall.context.service import ContextService, shown_subject
-from local_recall.context.session import SessionAsk
+from local_recall.context.session import SessionAsk, SessionNotes
 from local_recall.context.why import explain_prompt
 from local_recall.daemon.cli_queries import list_reply, list_request, parse_search, search_reply
+from local_recall.daemon.hook_requests import answer_reply
 from local_recall.daemon.query_client import Reply
 from local_recall.daemon.session_env import session_environment
 from local_recall.errors import InvalidInput
@@ -21,6 +22,8 @@ from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 
 if TYPE_CHECKING:
+    from local_recall.context.notes import Note
+    from local_recall.context.prompt import PromptAsk
     from local_recall.recall import Recall
 
 
@@ -84,7 +87,7 @@ class QueryService:
 
     def handle(self, request: dict[str, Any]) -> Reply:
         op = request.get("op")
-        if op in ("index_summary", "transcript_done") and "env" in request:
+        if op in ("index_summary", "transcript_done", "answer") and "env" in request:
             # the session's Claude Code variables: extraction runs with the latest session's
             env = session_environment(request["env"])
             if env is not None:
@@ -101,6 +104,13 @@ class QueryService:
                 "hits": [hit_json(hit, with_body=parsed.with_body) for hit in result.hits],
                 "degraded": result.degraded_reason,
             }
+        if op == "answer":  # a hook's whole answer (daemon/hook_requests.py)
+            self._on_query()
+            with self._lock:
+                root = self._context.recall.root
+            return answer_reply(
+                request, root, prompt_notes=self._prompt_notes, session_notes=self._session_notes
+            )
         if op in ("cli_search", "cli_why", "cli_list"):
             return self._cli(op, request)
         if op == "index_summary":
@@ -135,6 +145,15 @@ class QueryService:
         listed = list_request(request)
         with self._lock:
             return list_reply(self._context.recall, listed)
+
+    def _prompt_notes(self, ask: PromptAsk) -> list[Note]:
+        with self._lock:
+            return self._context.prompt_notes(ask)
+
+    def _session_notes(self, ask: SessionAsk) -> SessionNotes:
+        with self._lock:
+            context = self._context
+        return context.session_notes(ask)  # reads the store only: no need to hold up searches
 
     def swap(self, recall: Recall) -> Recall:
         """Serve from `recall` from now on; returns the one served before."""

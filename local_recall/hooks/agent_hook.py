@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
-from local_recall.hooks.answers import HookRun, answer_prompt, answer_session_start, log
+from local_recall.context.hook_settings import read_hook_settings
+from local_recall.hooks.answers import HookRun, answer_prompt_command, answer_session_start, log
 from local_recall.hooks.process import deadline_seconds, exit_with, run_with_deadline
-from local_recall.hooks.settings import read_hook_settings
 from local_recall.repo.layout import RECALL_DIRNAME, Layout, discover_root
 
 # What is kept of stdin: a prompt's first megabyte is far more than a search reads.
@@ -88,7 +88,8 @@ def answer(hooks: AgentHooks, event: str, payload: Mapping[str, Any], run: HookR
     kind = hooks.kinds.get(event)
     if kind == "prompt":
         session = first_text(payload, hooks.session_keys)
-        return answer_prompt(run, first_text(payload, hooks.prompt_keys), session_id=session)
+        prompt = first_text(payload, hooks.prompt_keys)
+        return answer_prompt_command(run, prompt, session_id=session)
     if kind == "session_start":
         raw = first_text(payload, hooks.source_keys)
         source = hooks.sources.get(raw, "startup")

@@ -1,39 +1,39 @@
-"""What a hook answers, for any agent: the daemon's, over its socket, or — when no daemon
-answers — the same `ContextService` in this process (context/service.py).
+"""What a hook answers, for any agent: the daemon's whole answer, over its socket, or — when no
+daemon answers — the same answer computed in this process (context/hook_answers.py over the
+`ContextService` of context/service.py).
 
     run = HookRun("claude_code", "UserPromptSubmit", root, environ, read_hook_settings(...))
-    text = answer_prompt(run, prompt)        # "" or one <local-recall-context> block
+    text = answer_prompt_command(run, prompt)   # "" or one <local-recall-context> block
 
-Light on the warm path: json, socket and the pure context modules; the library (`Recall`,
-LanceDB's neighbours, the model) is only imported when no daemon answers. Errors propagate: the
-agent's adapter catches everything, logs it and exits 0 (fail open).
+Light on the warm path: json, socket and a few small modules. The daemon searches, picks the
+tiers, reads the session's record and renders the text; this process only shows it and
+appends the record's line. The library (`Recall`, the model, the context modules) is only
+imported when no daemon answers. Errors propagate: the agent's adapter catches everything,
+logs it and exits 0 (fail open).
 """
 
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
 # ForwardRefs, compiling each one at import (~0.25 ms a field) on every prompt.
 
-import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from local_recall.context.notes import Note, notes_from_json
-from local_recall.context.prompt import PromptAsk, Tiers, prompt_query, render_selection, select
-from local_recall.context.seen import seen_of, shown_line
-from local_recall.daemon.query_client import ask, daemon_sockets
-from local_recall.hooks.seen_log import append_shown, read_shown
-from local_recall.hooks.settings import HookSettings
-from local_recall.learning.learned import Learned, read_learned, static
+from local_recall.context.hook_settings import HookSettings, hook_environment
+from local_recall.daemon.query_client import Reply, ask, daemon_sockets
 from local_recall.repo.layout import Layout, resolve_layout
-from local_recall.search.limits import MAX_LIMIT
 
 if TYPE_CHECKING:
+    from local_recall.context.notes import Note
+    from local_recall.context.prompt import PromptAsk
     from local_recall.context.service import ContextService
 
 SESSION_END_ASK_SECONDS = 0.5
 # Listing 10k memories takes the daemon longer than a search; SessionStart has the time.
 SESSION_START_ASK_SECONDS = 2.0
+# Of a prompt, what the daemon is sent: far more than a search reads (its first 2,000
+# characters of the user's words), and inside the socket's 1 MB request limit as UTF-8 JSON.
+MAX_PROMPT_CHARS = 200_000
 
 
 class HookRun(NamedTuple):
@@ -58,11 +58,53 @@ class HookRun(NamedTuple):
     def ask_timeout(self) -> float:
         return self.settings.query_timeout_ms / 1000
 
+    def report(self, level: str, message: str) -> None:
+        log(self.layout, self.agent, level, message)
+
 
 # What a hook does when no daemon answers: search in its own process. A hook process builds a
 # ContextService for that one prompt (context_in_process); a long-lived one (the MCP server's
 # prompt tool) keeps a warm one.
-InProcess = Callable[[HookRun, PromptAsk], list[Note]]
+InProcess = Callable[[HookRun, "PromptAsk"], "list[Note]"]
+
+
+def answer_prompt_command(
+    run: HookRun,
+    prompt: str,
+    *,
+    session_id: str = "",
+    prompt_id: str = "",
+    claim: Callable[[], bool] | None = None,
+) -> str:
+    """A hook process's answer to `prompt` (answer_prompt's): one request, the daemon's whole
+    answer (`answer` op: daemon/hook_requests.py), shown here and recorded for the session.
+    No daemon: answered in this process; a daemon older than that op: its search, tiered
+    here."""
+    if run.settings.prompt_tokens <= 0 or not prompt.strip():
+        return ""
+    request = {
+        "op": "answer",
+        "kind": "prompt",
+        "agent": run.agent,
+        "prompt": prompt[:MAX_PROMPT_CHARS],
+        "session_id": session_id,
+        "prompt_id": prompt_id,
+        "hook_env": hook_environment(run.environ),
+    }
+    reply = ask(run.sockets, request, run.ask_timeout, root=run.root)
+    if reply is None or _unknown_op(reply):
+        daemon = reply is not None  # an older daemon still searches; none: this process does
+        return answer_prompt(
+            run, prompt, session_id=session_id, prompt_id=prompt_id, claim=claim, daemon=daemon
+        )
+    if reply.get("ok") is not True:
+        run.report("WARNING", f"daemon answer failed: {reply.get('error')}")
+        return ""
+    text, shown, key = reply.get("text"), reply.get("shown"), reply.get("session_key")
+    if not isinstance(text, str) or not text:
+        return ""
+    record = (key, shown) if isinstance(key, str) and isinstance(shown, str) else None
+    return _shown(run, text, record if session_id else None, claim)
 
 
 def answer_prompt(
@@ -73,154 +115,114 @@ def answer_prompt(
     session_id: str = "",
     prompt_id: str = "",
     claim: Callable[[], bool] | None = None,
-    warm: Callable[[PromptAsk], list[Note] | None] | None = None,
+    warm: "Callable[[PromptAsk], list[Note] | None] | None" = None,
+    daemon: bool = True,
 ) -> str:
     """The memories that bear on `prompt`, within the prompt budget; "" for none. Sure ones in
     full, plausible ones as pointers, and (given `session_id`) none this session already saw:
-    what each prompt was shown goes to the session's record (hooks/seen_log.py). `claim`: where
-    two handlers may answer one prompt, the one whose claim fails answers "" and records
+    what each prompt was shown goes to the session's record (context/seen_log.py). `claim`:
+    where two handlers may answer one prompt, the one whose claim fails answers "" and records
     nothing (the record is the winner's). `warm`: a long-lived process's own warm search (the
-    MCP server's), asked before the daemon; None from it: not ready, the daemon answers."""
-    query = prompt_query(prompt)
-    if query is None or run.settings.prompt_tokens <= 0:
-        return ""
-    from local_recall.search.query_intent import has_nothing_to_look_up
+    MCP server's), asked before the daemon; None from it: not ready, the daemon answers.
+    `daemon` False: none is asked (the caller knows there is none)."""
+    from local_recall.context.hook_answers import prompt_answer
 
-    if has_nothing_to_look_up(query):  # "thanks", "continue": no socket request, no search
-        return ""
-    settings = run.settings
-    learned = _learned(run)
-    tiers = learned_tiers(settings, learned)
-    # what either tier may show: fill_budget sorts them
-    wanted = PromptAsk(query, min(settings.search_limit, MAX_LIMIT), tiers.floor)
-    answered = None if warm is None else warm(wanted)
-    reply = None
-    if answered is None:
-        reply = ask(run.sockets, wanted.to_request(), run.ask_timeout, root=run.root)
-    if answered is not None:
-        notes = answered
-    elif reply is None:
-        log(run.layout, run.agent, "INFO", "no daemon answered; searching in-process")
-        _start_daemon(run)  # so that the next prompt finds one
-        if in_process is None:
-            notes = context_in_process(run).prompt_notes(wanted)
-        else:
-            notes = in_process(run, wanted)
-    elif reply.get("ok") is not True:
-        log(run.layout, run.agent, "WARNING", f"daemon search failed: {reply.get('error')}")
-        return ""
-    else:
-        notes = notes_from_json(reply.get("hits"))
-    if not run.settings.inject_unreviewed:  # [review] inject_unreviewed
-        notes = [note for note in notes if not note.unreviewed]
-    if learned.factors:  # [learning] track_record: the order among these hits
-        notes = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in notes]
-    if settings.learn_disputed and any(note.unreviewed for note in notes):
-        notes = with_disputes(run, notes)
-    return _shown_to_session(run, notes, tiers, session_id, prompt_id, claim)
+    def find(wanted: "PromptAsk") -> "list[Note] | None":
+        answered = None if warm is None else warm(wanted)
+        if answered is not None:
+            return answered
+        reply = None
+        if daemon:
+            reply = ask(run.sockets, wanted.to_request(), run.ask_timeout, root=run.root)
+        if reply is None:
+            run.report("INFO", "no daemon answered; searching in-process")
+            _start_daemon(run)  # so that the next prompt finds one
+            if in_process is None:
+                return context_in_process(run).prompt_notes(wanted)
+            return in_process(run, wanted)
+        if reply.get("ok") is not True:
+            run.report("WARNING", f"daemon search failed: {reply.get('error')}")
+            return None
+        from local_recall.context.notes import notes_from_json
 
+        return notes_from_json(reply.get("hits"))
 
-def with_disputes(run: HookRun, notes: list[Note]) -> list[Note]:
-    """[learning] disputed: a memory a session found wrong, that no person has accepted,
-    edited or rejected since (it is still unreviewed: the pass marked it so), carries why: a
-    pointer at most (context/prompt.py). Only when a hit is unreviewed are the usage files
-    read, and of them only the lines that say "disputed"."""
-    from local_recall.learning.usage_log import read_disputes  # loads subprocess: not always
-
-    try:
-        disputes = read_disputes(run.layout)
-    except Exception as exc:  # fail open: the hits as they are
-        log(run.layout, run.agent, "WARNING", f"disputes not read: {exc!r}")
-        return notes
-    return [
-        note._replace(disputed=disputes[note.id])
-        if note.unreviewed and note.id in disputes
-        else note
-        for note in notes
-    ]
-
-
-def learned_tiers(settings: HookSettings, learned: Learned) -> Tiers:
-    """The [hooks] tiers with the cut-offs calibrated from this repository's sessions."""
-    return settings.tiers._replace(
-        min_score=learned.min_score, pointer_min_score=learned.pointer_min_score
+    settings, layout = run.settings, run.layout
+    answer = prompt_answer(
+        prompt, settings, layout, find, run.report, session_id=session_id, prompt_id=prompt_id
     )
+    record = None
+    if answer.shown is not None and session_id:
+        from local_recall.learning.shown import session_key
+
+        record = (session_key(session_id), answer.shown.to_line())
+    return _shown(run, answer.text, record, claim)
 
 
-def _learned(run: HookRun) -> Learned:
-    """What the sessions' outcomes teach ([learning]); the static settings should reading them
-    fail (logged: a prompt is never lost to it)."""
-    learning = run.settings.learning
-    try:
-        return read_learned(run.layout, learning, datetime.now(UTC))
-    except Exception as exc:  # fail open: today's cut-offs, no track record
-        log(run.layout, run.agent, "WARNING", f"learned settings not read: {exc!r}")
-        return static(learning)
-
-
-def _shown_to_session(
-    run: HookRun,
-    notes: list[Note],
-    tiers: Tiers,
-    session_id: str,
-    prompt_id: str,
-    claim: Callable[[], bool] | None,
+def _shown(
+    run: HookRun, text: str, record: tuple[str, str] | None, claim: Callable[[], bool] | None
 ) -> str:
-    """The tiers for `notes` given what the session saw, rendered; the answer recorded."""
-    settings, state_dir = run.settings, run.layout.state_dir
-    selection = select(notes, tiers, seen_of(read_shown(state_dir, session_id)))
-    text = render_selection(selection, budget_tokens=settings.prompt_tokens)
-    if text and claim is not None and not claim():
+    """`text`, once this handler has the prompt's claim; `record` (the session's key, the line)
+    appended to the session's record."""
+    if not text or (claim is not None and not claim()):
         return ""
-    if text and session_id:
-        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        try:
-            append_shown(state_dir, session_id, shown_line(selection, at=at, prompt_id=prompt_id))
-        except OSError as exc:  # a read-only checkout's cache, a planted symlink: shown again
-            log(run.layout, run.agent, "INFO", f"session record not written: {exc}")
+    if record is not None:
+        from local_recall.context.seen_log import record_shown
+
+        record_shown(run.layout.state_dir, *record, run.report)
     return text
+
+
+def _unknown_op(reply: Reply) -> bool:
+    """A daemon started by an older version, which does not know the `answer` op."""
+    error = reply.get("error")
+    return reply.get("ok") is not True and isinstance(error, str) and error.startswith("unknown op")
 
 
 def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
     """The last session summaries of the branch, then an index of the memories; "" for none.
-    `source`: startup, resume, clear or compact (context/session.py)."""
-    from local_recall.context.session import (
-        SESSION_CANDIDATES,
-        SessionAsk,
-        SessionNotes,
-        session_context,
-    )
-    from local_recall.repo.git_head import read_git_head
-
-    settings = run.settings
-    branch = read_git_head(run.root).branch
-    wanted = SessionAsk(source, SESSION_CANDIDATES, settings.summaries_count, session_id, branch)
+    `source`: startup, resume, clear or compact (context/session.py). The daemon's whole
+    answer (`answer` op), else the same in this process; a daemon older than that op lists
+    and this process renders."""
     from local_recall.daemon.session_env import claude_environment
 
-    request = {**wanted.to_request(), "env": claude_environment(run.environ)}  # the user's now
-    reply = ask(
-        run.sockets, request, max(run.ask_timeout, SESSION_START_ASK_SECONDS), root=run.root
-    )
+    request = {
+        "op": "answer",
+        "kind": "session_start",
+        "agent": run.agent,
+        "source": source,
+        "session_id": session_id,
+        "hook_env": hook_environment(run.environ),
+        "env": claude_environment(run.environ),  # the user's now, for the daemon's extraction
+    }
+    timeout = max(run.ask_timeout, SESSION_START_ASK_SECONDS)
+    reply = ask(run.sockets, request, timeout, root=run.root)
+    if reply is not None and reply.get("ok") is True:
+        text = reply.get("text")
+        return text if isinstance(text, str) else ""
+    if reply is not None and not _unknown_op(reply):
+        run.report("WARNING", f"daemon answer failed: {reply.get('error')}")
+        return ""
+    from local_recall.context.hook_answers import session_ask, session_start_answer
+    from local_recall.context.session import SessionNotes
+
+    settings = run.settings
+    wanted = session_ask(settings, source, session_id, run.root)
+    if reply is not None:  # an older daemon: its index_summary
+        older = {**wanted.to_request(), "env": request["env"]}
+        reply = ask(run.sockets, older, timeout, root=run.root)
+        if reply is not None and reply.get("ok") is not True:
+            run.report("WARNING", f"daemon index_summary failed: {reply.get('error')}")
+            return ""
     if reply is None:
         _start_daemon(run)  # for the next prompts; never waited for
         if settings.session_start_tokens <= 0:
             return ""
         shown = settings.summaries_count if settings.summaries_tokens > 0 else 0
         found = context_in_process(run).session_notes(wanted._replace(summaries=shown))
-    elif reply.get("ok") is not True:
-        log(run.layout, run.agent, "WARNING", f"daemon index_summary failed: {reply.get('error')}")
-        return ""
     else:
         found = SessionNotes.from_reply(reply)
-    if not settings.inject_unreviewed:
-        found = found._replace(notes=[note for note in found.notes if not note.unreviewed])
-    return session_context(
-        found,
-        source=source,
-        branch=branch,
-        index_tokens=settings.session_start_tokens,
-        summary_tokens=settings.summaries_tokens if settings.summaries_count > 0 else 0,
-    )
+    return session_start_answer(settings, wanted, found)
 
 
 def hand_over_transcript(run: HookRun, transcript_path: str) -> None:

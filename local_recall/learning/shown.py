@@ -1,5 +1,5 @@
 """Each session's record of what its prompts were shown: `state/sessions/<key>.jsonl`, one
-`ShownLine` per prompt that got anything (written by hooks/seen_log.py, read by the prompt hook
+`ShownLine` per prompt that got anything (written by context/seen_log.py, read by the prompt hook
 through context/seen.py and by the daemon's pass to learn what the session did with them).
 Pure: lines in, values out; learning/usage_log.py `read_shown` reads the file.
 
@@ -9,7 +9,6 @@ a symlink; the file name is a hash of the session id (`session_key`), so an odd 
 other path.
 """
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -43,6 +42,8 @@ class FirstShown(NamedTuple):
 
 def session_key(session_id: str) -> str:
     """The 32 hex a session's record (and its outcomes, learning/outcomes.py) are named by."""
+    import hashlib  # ~3 ms (OpenSSL): a hook's process appends with the daemon's key instead
+
     return hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
 
 

@@ -27,8 +27,10 @@ from local_recall.claude_code.hooks.payload import (
     read_stdin,
     salvage_string_field,
 )
+from local_recall.context.hook_settings import ENVIRONMENT_NAMES
 from local_recall.daemon.query_client import POINTER_NAME, socket_paths
 from local_recall.daemon.session_env import is_claude_variable
+from local_recall.learning.usage_log import read_shown
 from tests.conftest import clean_env, git_init
 from tests.hook_runs import (
     HIT,
@@ -54,7 +56,19 @@ def test_prompt_hook_injects_the_daemons_hits(repo: Path, stand_in: StandIn) -> 
     assert context.endswith("</local-recall-context>")
     assert "not instructions" in context
     assert str(HIT["body"]) in context and MEMORY_ID in context
-    (request,) = stand_in.requests
+    # one request: the daemon's whole answer (daemon/hook_requests.py), with the variables the
+    # hook's settings depend on and no others (no keys, no PATH)
+    (answer,) = stand_in.answers
+    assert {k: answer[k] for k in ("op", "kind", "agent", "prompt")} == {
+        "op": "answer",
+        "kind": "prompt",
+        "agent": "claude_code",
+        "prompt": "how do we dedupe saves?",
+    }
+    assert answer["session_id"] and answer["hook_env"]["LOCAL_RECALL_HOOKS_START_DAEMON"]
+    assert set(answer["hook_env"]) <= set(hook_env(repo)) - {"PATH", "CLAUDE_PROJECT_DIR"}
+    assert all(k.startswith("LOCAL_RECALL_") or k in ENVIRONMENT_NAMES for k in answer["hook_env"])
+    (request,) = stand_in.requests  # the search it ran
     assert request == {
         "op": "search",
         "query": "how do we dedupe saves?",
@@ -62,6 +76,38 @@ def test_prompt_hook_injects_the_daemons_hits(repo: Path, stand_in: StandIn) -> 
         "min_score": 0.3,  # what either tier may show: a pointer from 0.3, full text from 0.5
         "with_body": True,
     }
+    assert "searching in-process" not in log_text(repo)
+
+
+def test_the_hook_records_what_it_showed_under_the_daemons_key(
+    repo: Path, stand_in: StandIn
+) -> None:
+    ran = run_hook("user-prompt-submit", prompt_input("dedupe saves?", repo, "s1"), repo)
+    assert str(HIT["body"]) in ran.context()
+    [shown] = read_shown(repo / "local-recall" / "state", "s1")
+    assert shown.full == (MEMORY_ID,)
+    # a key that is not one (a daemon gone wrong) names no file: shown, not recorded, logged
+    stand_in.edit_answer = lambda reply: {**reply, "session_key": "../../escaped"}
+    ran = run_hook("user-prompt-submit", prompt_input("dedupe saves?", repo, "s2"), repo)
+    assert_clean(ran)
+    assert str(HIT["body"]) in ran.context()
+    assert read_shown(repo / "local-recall" / "state", "s2") == []
+    assert not list(repo.rglob("escaped*"))
+    assert "session record not written" in log_text(repo)
+
+
+def test_a_daemon_from_before_the_answer_op_still_answers(repo: Path, stand_in: StandIn) -> None:
+    stand_in.knows_answer = False  # replies "unknown op" as an older version's daemon does
+    ran = run_hook("user-prompt-submit", prompt_input("dedupe saves?", repo, "s1"), repo)
+    assert_clean(ran)
+    assert str(HIT["body"]) in ran.context()
+    again = run_hook("user-prompt-submit", prompt_input("dedupe saves?", repo, "s1"), repo)
+    assert str(HIT["body"]) not in again.context()  # recorded here: a pointer the second time
+    start = {"session_id": "s", "cwd": str(repo), "source": "startup"}
+    started = run_hook("session-start", json.dumps(start).encode(), repo)
+    assert f"- 2025-03-01 {MEMORY_ID} Use filelock" in started.context()
+    ops = [request["op"] for request in stand_in.requests]
+    assert ops == ["answer", "search", "answer", "search", "answer", "index_summary"]
     assert "searching in-process" not in log_text(repo)
 
 
@@ -92,7 +138,7 @@ def test_a_failed_daemon_search_means_no_context_and_no_fallback(
     assert_clean(ran)
     assert ran.stdout == ""
     log = log_text(repo)
-    assert "daemon search failed: index is being rebuilt" in log
+    assert "daemon answer failed: index is being rebuilt" in log
     assert "searching in-process" not in log
 
 
@@ -135,12 +181,13 @@ def test_one_session_is_shown_a_memory_in_full_once(repo: Path, stand_in: StandI
     assert all("dedupe" not in path.read_text() for path in records)
 
 
-def test_chit_chat_injects_nothing_and_asks_nobody(repo: Path, stand_in: StandIn) -> None:
+def test_chit_chat_injects_nothing_and_searches_nothing(repo: Path, stand_in: StandIn) -> None:
     for prompt in ("thanks!", "continue", "yes do it", "Sounds good."):
         ran = run_hook("user-prompt-submit", prompt_input(prompt, repo), repo)
         assert_clean(ran)
         assert ran.stdout == ""
-    assert stand_in.requests == []  # no socket request
+    assert len(stand_in.answers) == 4  # the daemon decides (the hook's process stays light)
+    assert stand_in.requests == []  # and searches nothing
     assert "searching in-process" not in log_text(repo)  # and no fallback search
 
 
@@ -222,6 +269,20 @@ HEAVY = {
     "local_recall.recall",
     "local_recall.memory.model",
 }
+# What the daemon's answer spares a hook's process (daemon/hook_requests.py): the tiers, the
+# session's record reader, the learned cut-offs, and the libraries they load.
+DAEMONS_PART = {
+    "local_recall.context.prompt",
+    "local_recall.context.hook_answers",
+    "local_recall.context.notes",
+    "local_recall.learning.usage_log",
+    "local_recall.learning.learned",
+    "local_recall.search",
+    "hashlib",
+    "subprocess",
+    "datetime",
+    "logging",
+}
 
 
 def test_the_warm_path_imports_nothing_heavy(repo: Path, stand_in: StandIn) -> None:
@@ -238,6 +299,7 @@ def test_the_warm_path_imports_nothing_heavy(repo: Path, stand_in: StandIn) -> N
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()}
     assert "local_recall.claude_code.hooks.events" in imported
     assert not {m for m in imported if m in HEAVY or m.split(".")[0] in HEAVY}
+    assert not {m for m in imported if m in DAEMONS_PART or m.rsplit(".", 1)[0] in DAEMONS_PART}
 
 
 # --- malformed input ----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ PROMPT_ID = "5d2b7c1e-0a4f-4c3e-9b8d-7e6f5a4b3c2d"
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="the marker needs /proc")
 def test_the_server_answers_nothing_from_another_users_marker_directory(repo: Path) -> None:
-    stand_in = StandIn()
+    stand_in = StandIn(repo)
     with sticky_folder() as shared:
         environ = hook_env(repo, {"XDG_RUNTIME_DIR": str(shared)})
         claude_pid = os.getpid()

@@ -82,7 +82,7 @@ def command_output(repo: Path, prompt: str) -> str:
 
 
 def test_answers_what_the_command_prints_with_a_daemon(repo: Path, runtime: Path) -> None:
-    stand_in = StandIn()
+    stand_in = StandIn(repo)
     with served_as_daemon(repo, stand_in.handle):
         expected = command_output(repo, "how do we dedupe saves?")
         got = prompt_hook(repo, runtime).answer("how do we dedupe saves?", PROMPT_ID)
@@ -94,7 +94,7 @@ def test_answers_what_the_command_prints_with_a_daemon(repo: Path, runtime: Path
 def test_a_busy_daemon_is_waited_for_rather_than_searching_here(repo: Path, runtime: Path) -> None:
     """The command gives up on the daemon after 300 ms; the server waits up to 2 s: its own
     first search would load the model."""
-    stand_in = StandIn()
+    stand_in = StandIn(repo)
 
     def slow(request: dict[str, Any]) -> dict[str, Any]:
         time.sleep(0.8)
@@ -107,7 +107,7 @@ def test_a_busy_daemon_is_waited_for_rather_than_searching_here(repo: Path, runt
 
 
 def test_chit_chat_and_empty_prompts_answer_nothing(repo: Path, runtime: Path) -> None:
-    stand_in = StandIn()
+    stand_in = StandIn(repo)
     hook = prompt_hook(repo, runtime)
     with served_as_daemon(repo, stand_in.handle):
         assert hook.answer("thanks!", PROMPT_ID) == ""
@@ -125,7 +125,7 @@ def test_a_repository_without_local_recall_is_left_alone(tmp_path: Path, runtime
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="the marker needs /proc")
 def test_the_first_answer_marks_and_claims_then_answers_alone(repo: Path, runtime: Path) -> None:
-    stand_in = StandIn()
+    stand_in = StandIn(repo)
     hook = prompt_hook(repo, runtime)
     marker = runtime / "local-recall-mcp-4242"
     with served_as_daemon(repo, stand_in.handle):
@@ -199,7 +199,7 @@ def test_without_a_daemon_it_answers_what_the_command_finds_and_stays_current(
 def test_over_stdio_the_hook_tool_is_hidden_callable_and_marks_claude(
     repo: Path, runtime: Path
 ) -> None:
-    stand_in = StandIn()
+    stand_in = StandIn(repo)
     env = hook_env(
         repo,
         {
@@ -269,7 +269,7 @@ def test_once_warm_the_server_answers_prompts_itself_and_stays_current(
     does (no socket request), with what the command's search finds, and it sees a memory saved
     by another process at the next prompt."""
     add_memories(repo)
-    stand_in = StandIn()
+    stand_in = StandIn(repo)
     stand_in.reply = {"ok": True, "hits": [{**HIT, "body": STAND_IN}]}
     env = hook_env(repo, {"XDG_RUNTIME_DIR": str(runtime), "LOCAL_RECALL_ROOT": str(repo)})
     params = StdioServerParameters(

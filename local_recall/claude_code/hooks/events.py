@@ -30,15 +30,15 @@ from local_recall.claude_code.hooks.payload import (
     parse_hook_input,
     read_stdin,
 )
+from local_recall.context.hook_settings import read_hook_settings
 from local_recall.hooks.answers import (
     HookRun,
-    answer_prompt,
+    answer_prompt_command,
     answer_session_start,
     hand_over_transcript,
     log,
 )
 from local_recall.hooks.process import deadline_seconds, exit_with, run_with_deadline
-from local_recall.hooks.settings import read_hook_settings
 from local_recall.repo.layout import RECALL_DIRNAME, discover_root, resolve_layout
 
 STARTED = time.time()  # ~ when this hook process started (its first import of us)
@@ -74,7 +74,7 @@ def user_prompt_submit(run: HookRun, payload: HookInput) -> str:
     if guard_missed(directory, STARTED):
         log(run.layout, AGENT, "WARNING", GUARD_MISSED)
     prompt_id = payload.prompt_id or ""
-    return answer_prompt(
+    return answer_prompt_command(
         run,
         payload.prompt or "",
         session_id=payload.session_id or "",

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 from local_recall.claude_code.hooks.events import AGENT, DEADLINE_SECONDS, hook_output
 from local_recall.claude_code.hooks.handoff import ServedMarker
+from local_recall.context.hook_settings import read_hook_settings
 from local_recall.hooks.answers import HookRun, answer_prompt, context_in_process, log
 from local_recall.hooks.process import deadline_seconds, run_with_deadline
-from local_recall.hooks.settings import read_hook_settings
 from local_recall.repo.layout import RECALL_DIRNAME
 
 if TYPE_CHECKING:

@@ -1,6 +1,8 @@
 """A hook's settings: [hooks] and search.default_limit of repo/config.py's schema, cached as
 JSON in state/ while config.toml and the LOCAL_RECALL_* variables are unchanged. The same for
-every agent's hooks."""
+every agent's hooks, and for the daemon answering a hook (it reads them with the hook's
+environment). Light: a hook's process imports this on every prompt; what the settings turn
+into (`tiers`, `learning`) is imported where it is used."""
 
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
 # ForwardRefs, compiling each one at import (~0.25 ms a field) on every prompt.
@@ -9,13 +11,15 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from local_recall.context.prompt import Tiers
-from local_recall.learning.learned import LearnSettings
 from local_recall.repo.config_trust import user_config_path
 from local_recall.repo.files import read_bytes_nofollow
 from local_recall.repo.layout import Layout
+
+if TYPE_CHECKING:
+    from local_recall.context.prompt import Tiers
+    from local_recall.learning.learned import LearnSettings
 
 
 class HookSettings(NamedTuple):
@@ -40,8 +44,10 @@ class HookSettings(NamedTuple):
     config_error: str | None = None
 
     @property
-    def learning(self) -> LearnSettings:
+    def learning(self) -> "LearnSettings":
         """What learning/learned.py needs: [learning] and the configured cut-offs."""
+        from local_recall.learning.learned import LearnSettings
+
         return LearnSettings(
             self.learn_calibrate,
             self.learn_track_record,
@@ -51,7 +57,9 @@ class HookSettings(NamedTuple):
         )
 
     @property
-    def tiers(self) -> Tiers:
+    def tiers(self) -> "Tiers":
+        from local_recall.context.prompt import Tiers
+
         return Tiers(
             self.prompt_tokens,
             self.prompt_min_score,
@@ -62,6 +70,37 @@ class HookSettings(NamedTuple):
 
 
 SETTINGS_CACHE = "hook-settings.json"
+# What a hook's settings and layout depend on besides LOCAL_RECALL_*: the user config's place
+# (repo/config_trust.py) and a read-only checkout's cache (repo/layout.py). A hook sends these
+# with the request its daemon answers, so the daemon reads the settings the hook would.
+ENVIRONMENT_NAMES = frozenset({"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"})
+MAX_VARIABLES = 200
+MAX_VALUE_CHARS = 4096
+
+
+def hook_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables of `environ` a hook's settings and layout depend on."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if name.startswith("LOCAL_RECALL_") or name in ENVIRONMENT_NAMES
+    }
+
+
+def checked_hook_environment(value: object) -> dict[str, str] | None:
+    """A hook's variables as the daemon received them: those names only, string values of
+    bounded size; None when it is not such a mapping."""
+    if not isinstance(value, Mapping) or len(value) > MAX_VARIABLES:
+        return None
+    found = {}
+    for name, text in value.items():
+        if not isinstance(name, str) or not isinstance(text, str):
+            return None
+        if len(text) > MAX_VALUE_CHARS or "\0" in text or "\0" in name:
+            return None
+        if name.startswith("LOCAL_RECALL_") or name in ENVIRONMENT_NAMES:
+            found[name] = text
+    return found
 
 
 def settings_key(layout: Layout, environ: Mapping[str, str]) -> list[Any]:

@@ -10,24 +10,35 @@ starts its record.
 
 import contextlib
 import os
+import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from local_recall.context.seen import ShownLine
-from local_recall.learning.shown import SESSIONS_DIR, record_path
-from local_recall.learning.usage_log import MAX_READ_BYTES, read_shown
+from local_recall.learning.shown import SESSIONS_DIR, ShownLine, record_path, session_key
 from local_recall.repo.files import open_append_nofollow, through_symlink
 
-# Named in learning/shown.py, read in learning/usage_log.py: the daemon's pass reads it too.
-__all__ = ["MAX_READ_BYTES", "SESSIONS_DIR", "append_shown", "prune", "read_shown", "record_path"]
+# Named in learning/shown.py and read by learning/usage_log.py's `read_shown` (the daemon's pass
+# reads it too); this module only writes, so that a hook's process can append without loading
+# the reader's imports.
+__all__ = ["SESSIONS_DIR", "append_shown", "prune", "record_path", "record_shown"]
 SESSION_TTL_DAYS = 7
+_KEY = re.compile(r"[0-9a-f]{32}")
 
 
 def append_shown(state_dir: Path, session_id: str, line: ShownLine) -> None:
     """Adds one prompt's answer to the session's record (OSError: not recorded)."""
-    if not session_id:
-        return
-    path = record_path(state_dir, session_id)
+    if session_id:
+        append_line(state_dir, session_key(session_id), line.to_line())
+
+
+def append_line(state_dir: Path, key: str, text: str) -> None:
+    """Adds `text`, one line, to the record of the session whose `session_key` is `key` (the
+    daemon hashes it for a hook's process, which then needs no hashlib). OSError: not
+    recorded; ValueError: not a key or not one line."""
+    if not _KEY.fullmatch(key) or not text.endswith("\n") or "\n" in text[:-1]:
+        raise ValueError("not a session key and one line")
+    path = state_dir / SESSIONS_DIR / f"{key}.jsonl"
     if through_symlink(path.parent):  # checked before prune: it deletes files in there
         raise OSError(f"{path.parent} leads through a symbolic link")
     if not os.path.lexists(path):
@@ -35,9 +46,18 @@ def append_shown(state_dir: Path, session_id: str, line: ShownLine) -> None:
         prune(path.parent)
     fd = open_append_nofollow(path)
     try:
-        os.write(fd, line.to_line().encode("utf-8"))
+        os.write(fd, text.encode("utf-8"))
     finally:
         os.close(fd)
+
+
+def record_shown(state_dir: Path, key: str, text: str, report: Callable[[str, str], None]) -> None:
+    """append_line, whose failure only means the session may see a memory again: handed to
+    `report(level, message)`, never raised."""
+    try:
+        append_line(state_dir, key, text)
+    except (OSError, ValueError) as exc:  # a read-only cache, a planted symlink: shown again
+        report("INFO", f"session record not written: {exc}")
 
 
 def prune(directory: Path, *, now: float | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Each session's record of what it was shown (hooks/seen_log.py), on real files: one file per
+"""Each session's record of what it was shown (context/seen_log.py), on real files: one file per
 session named by a hash, appended per prompt, read from its tail, never through a symlink, old
 sessions pruned."""
 
@@ -10,14 +10,8 @@ from pathlib import Path
 import pytest
 
 from local_recall.context.seen import ShownLine, seen_of
-from local_recall.hooks.seen_log import (
-    MAX_READ_BYTES,
-    SESSIONS_DIR,
-    append_shown,
-    prune,
-    read_shown,
-    record_path,
-)
+from local_recall.context.seen_log import SESSIONS_DIR, append_shown, prune, record_path
+from local_recall.learning.usage_log import MAX_READ_BYTES, read_shown
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"

@@ -1,0 +1,149 @@
+"""What a hook shows, whoever searched. At a prompt: the memories that bear on it, in tiers
+(full text when sure, a pointer when plausible) within the budget, minus what the session
+already saw. At session start: the branch's last summaries, then an index of the memories.
+
+One code path for every place that answers: the daemon (a hook's whole answer over its
+socket: daemon/hook_requests.py), the MCP server's prompt tool, and a hook's own process when
+no daemon answers (hooks/answers.py). Only where the notes come from differs (`find`).
+
+The session's record is not written here: `PromptAnswer.shown` is the line to append once the
+text has really been shown (context/seen_log.py `record_shown`). A command that gave up, or
+lost the prompt's claim to the MCP server (claude_code/hooks/handoff.py), shows nothing and
+records nothing. Problems are handed to `report(level, message)`: the library does not log,
+its caller does.
+"""
+
+# No `from __future__ import annotations`: NamedTuple string annotations cost at import.
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from local_recall.context.hook_settings import HookSettings
+from local_recall.context.notes import Note
+from local_recall.context.prompt import PromptAsk, Tiers, prompt_query, render_selection, select
+from local_recall.context.seen import ShownLine, seen_of, shown_line
+from local_recall.context.session import SESSION_CANDIDATES, SessionAsk, SessionNotes
+from local_recall.context.session import session_context as render_session
+from local_recall.learning.learned import Learned, read_learned, static
+from local_recall.learning.usage_log import read_shown
+from local_recall.repo.layout import Layout
+from local_recall.search.limits import MAX_LIMIT
+
+Report = Callable[[str, str], None]  # (level, message) into the caller's log
+# A prompt's notes from wherever the caller searches; None: nobody could answer (nothing shown)
+FindNotes = Callable[[PromptAsk], list[Note] | None]
+
+
+class PromptAnswer(NamedTuple):
+    """A prompt's answer: the text ("" for nothing) and the line the session's record gets
+    once that text is shown (None: nothing to record, or no session)."""
+
+    text: str
+    shown: ShownLine | None
+
+
+NOTHING = PromptAnswer("", None)
+
+
+def prompt_answer(
+    prompt: str,
+    settings: HookSettings,
+    layout: Layout,
+    find: FindNotes,
+    report: Report,
+    *,
+    session_id: str = "",
+    prompt_id: str = "",
+) -> PromptAnswer:
+    """The memories that bear on `prompt`, within the prompt budget: sure ones in full,
+    plausible ones as pointers, none the session (given `session_id`) already saw."""
+    query = prompt_query(prompt)
+    if query is None or settings.prompt_tokens <= 0:
+        return NOTHING
+    from local_recall.search.query_intent import has_nothing_to_look_up
+
+    if has_nothing_to_look_up(query):  # "thanks", "continue": no search
+        return NOTHING
+    learned = learned_of(layout, settings, report)
+    tiers = learned_tiers(settings, learned)
+    # what either tier may show: fill_budget sorts them
+    notes = find(PromptAsk(query, min(settings.search_limit, MAX_LIMIT), tiers.floor))
+    if notes is None:
+        return NOTHING
+    if not settings.inject_unreviewed:  # [review] inject_unreviewed
+        notes = [note for note in notes if not note.unreviewed]
+    if learned.factors:  # [learning] track_record: the order among these hits
+        notes = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in notes]
+    if settings.learn_disputed and any(note.unreviewed for note in notes):
+        notes = with_disputes(layout, notes, report)
+    selection = select(notes, tiers, seen_of(read_shown(layout.state_dir, session_id)))
+    text = render_selection(selection, budget_tokens=settings.prompt_tokens)
+    if not text:
+        return NOTHING
+    if not session_id:
+        return PromptAnswer(text, None)
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return PromptAnswer(text, shown_line(selection, at=at, prompt_id=prompt_id))
+
+
+def with_disputes(layout: Layout, notes: list[Note], report: Report) -> list[Note]:
+    """[learning] disputed: a memory a session found wrong, that no person has accepted,
+    edited or rejected since (it is still unreviewed: the pass marked it so), carries why: a
+    pointer at most (context/prompt.py). Only when a hit is unreviewed are the usage files
+    read, and of them only the lines that say "disputed"."""
+    from local_recall.learning.usage_log import read_disputes
+
+    try:
+        disputes = read_disputes(layout)
+    except Exception as exc:  # fail open: the hits as they are
+        report("WARNING", f"disputes not read: {exc!r}")
+        return notes
+    return [
+        note._replace(disputed=disputes[note.id])
+        if note.unreviewed and note.id in disputes
+        else note
+        for note in notes
+    ]
+
+
+def learned_tiers(settings: HookSettings, learned: Learned) -> Tiers:
+    """The [hooks] tiers with the cut-offs calibrated from this repository's sessions."""
+    return settings.tiers._replace(
+        min_score=learned.min_score, pointer_min_score=learned.pointer_min_score
+    )
+
+
+def learned_of(layout: Layout, settings: HookSettings, report: Report) -> Learned:
+    """What the sessions' outcomes teach ([learning]); the static settings should reading them
+    fail (reported: a prompt is never lost to it)."""
+    learning = settings.learning
+    try:
+        return read_learned(layout, learning, datetime.now(UTC))
+    except Exception as exc:  # fail open: today's cut-offs, no track record
+        report("WARNING", f"learned settings not read: {exc!r}")
+        return static(learning)
+
+
+def session_ask(settings: HookSettings, source: str, session_id: str, root: Path) -> SessionAsk:
+    """What a starting session asks for: the index's candidates, the branch's summaries."""
+    from local_recall.repo.git_head import read_git_head
+
+    branch = read_git_head(root).branch
+    return SessionAsk(source, SESSION_CANDIDATES, settings.summaries_count, session_id, branch)
+
+
+def session_start_answer(settings: HookSettings, ask: SessionAsk, found: SessionNotes) -> str:
+    """The last session summaries of the branch, then an index of the memories; "" for none.
+    `ask.source`: startup, resume, clear or compact (context/session.py)."""
+    if not settings.inject_unreviewed:
+        found = found._replace(notes=[note for note in found.notes if not note.unreviewed])
+    return render_session(
+        found,
+        source=ask.source,
+        branch=ask.branch,
+        index_tokens=settings.session_start_tokens,
+        summary_tokens=settings.summaries_tokens if settings.summaries_count > 0 else 0,
+    )
