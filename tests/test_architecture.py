@@ -126,6 +126,7 @@ PURE = frozenset(
     {
         "search.index.plan",
         "capture.pipeline_plan",
+        "context.envelope",
         "context.notes",
         "context.prompt",
         "context.session",

@@ -14,12 +14,10 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from local_recall.context.duplicates import without_near_duplicates
+from local_recall.context.envelope import CLOSE_TAG, MAX_CONTEXT_CHARS, OPEN_TAG
 from local_recall.context.notes import (
     CHARS_PER_TOKEN,
-    CLOSE_TAG,
     HOW_TO_FETCH,
-    MAX_CONTEXT_CHARS,
-    OPEN_TAG,
     Note,
     char_budget,
     defang_wrapper,

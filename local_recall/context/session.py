@@ -17,16 +17,14 @@ daemon's socket (`to_request` / `from_request`, `to_reply` / `from_reply`) or fr
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
 # ForwardRefs, compiling each one at import (~0.25 ms a field) on every session start.
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from local_recall.context.duplicates import FactWords, fact_words, same_words
+from local_recall.context.envelope import CLOSE_TAG, MAX_CONTEXT_CHARS, OPEN_TAG
 from local_recall.context.notes import (
-    CLOSE_TAG,
     HOW_TO_FETCH,
-    MAX_CONTEXT_CHARS,
     NOTICE,
-    OPEN_TAG,
     Note,
     SummaryNote,
     char_budget,
@@ -151,7 +149,24 @@ def rank_for_session(notes: Iterable[Note], source: str = "startup") -> list[Not
     """Which memories are worth knowing before any prompt: newest first, and (except on resume,
     where recency is the point) global ones before those scoped to a file or area — scoped ones
     reach the model through the prompt hook when the work touches them."""
-    by_date = sorted(notes, key=lambda note: (note.occurred_at, note.id), reverse=True)
+    return session_order(notes, source, lambda note: (note.occurred_at, note.id))
+
+
+class HasScope(Protocol):
+    @property
+    def applies_to(self) -> str: ...
+
+
+Scoped = TypeVar("Scoped", bound=HasScope)
+
+
+def session_order(
+    items: Iterable[Scoped], source: str, newest: Callable[[Scoped], Any]
+) -> list[Scoped]:
+    """rank_for_session's order for notes or memories: `newest` gives each its sort key (the
+    newest is the greatest; ties go by id), so that a long list is ranked before its few
+    shown items become notes."""
+    by_date = sorted(items, key=newest, reverse=True)
     if source == "resume":
         return by_date
     return [n for n in by_date if n.applies_to == "global"] + [

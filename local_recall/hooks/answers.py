@@ -17,8 +17,9 @@ logs it and exits 0 (fail open).
 
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
+from local_recall.context.envelope import is_context
 from local_recall.context.hook_settings import HookSettings, hook_environment
 from local_recall.daemon.query_client import Reply, ask, daemon_sockets
 from local_recall.repo.layout import Layout, resolve_layout
@@ -32,8 +33,9 @@ SESSION_END_ASK_SECONDS = 0.5
 # Listing 10k memories takes the daemon longer than a search; SessionStart has the time.
 SESSION_START_ASK_SECONDS = 2.0
 # Of a prompt, what the daemon is sent: far more than a search reads (its first 2,000
-# characters of the user's words), and inside the socket's 1 MB request limit as UTF-8 JSON.
-MAX_PROMPT_CHARS = 200_000
+# characters of the user's words, after any context block an agent put before them), and
+# inside the socket's 1 MB request limit as JSON even if every character is escaped (6 bytes).
+MAX_PROMPT_CHARS = 100_000
 
 
 class HookRun(NamedTuple):
@@ -101,10 +103,21 @@ def answer_prompt_command(
         run.report("WARNING", f"daemon answer failed: {reply.get('error')}")
         return ""
     text, shown, key = reply.get("text"), reply.get("shown"), reply.get("session_key")
-    if not isinstance(text, str) or not text:
+    if not _is_block(text, run):
         return ""
     record = (key, shown) if isinstance(key, str) and isinstance(shown, str) else None
     return _shown(run, text, record if session_id else None, claim)
+
+
+def _is_block(text: object, run: HookRun) -> TypeGuard[str]:
+    """Whether the daemon's text may be printed: context blocks as the renderers make them
+    (anything else is a daemon gone wrong: nothing is shown, and the log says so)."""
+    if not isinstance(text, str) or not text:
+        return False
+    if is_context(text):
+        return True
+    run.report("WARNING", "the daemon's answer is not context blocks: nothing shown")
+    return False
 
 
 def answer_prompt(
@@ -199,7 +212,7 @@ def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
     reply = ask(run.sockets, request, timeout, root=run.root)
     if reply is not None and reply.get("ok") is True:
         text = reply.get("text")
-        return text if isinstance(text, str) else ""
+        return text if _is_block(text, run) else ""
     if reply is not None and not _unknown_op(reply):
         run.report("WARNING", f"daemon answer failed: {reply.get('error')}")
         return ""

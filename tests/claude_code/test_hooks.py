@@ -27,6 +27,7 @@ from local_recall.claude_code.hooks.payload import (
     read_stdin,
     salvage_string_field,
 )
+from local_recall.context.envelope import CLOSE_TAG, OPEN_TAG
 from local_recall.context.hook_settings import ENVIRONMENT_NAMES
 from local_recall.daemon.query_client import POINTER_NAME, socket_paths
 from local_recall.daemon.session_env import is_claude_variable
@@ -94,6 +95,30 @@ def test_the_hook_records_what_it_showed_under_the_daemons_key(
     assert read_shown(repo / "local-recall" / "state", "s2") == []
     assert not list(repo.rglob("escaped*"))
     assert "session record not written" in log_text(repo)
+
+
+def test_a_daemons_text_that_is_not_context_blocks_is_not_shown(
+    repo: Path, stand_in: StandIn
+) -> None:
+    bad = [
+        "plain words, no wrapper",
+        "<local-recall-context>\nopened twice <local-recall-context>\n</local-recall-context>",
+        "<local-recall-context>\n</local-recall-context> then more",
+        "<local-recall-context>\n</local-recall-context>\n\n<local-recall-context>\n</local-recall-context>",
+        "<local-recall-context>\n" + "x" * 10_000 + "\n</local-recall-context>",
+    ]
+    for text in bad:
+        stand_in.edit_answer = lambda reply, text=text: {**reply, "text": text}
+        ran = run_hook("user-prompt-submit", prompt_input("dedupe saves?", repo), repo)
+        assert_clean(ran)
+        assert ran.stdout == ""
+    assert log_text(repo).count("not context blocks: nothing shown") == len(bad)
+    # SessionStart's health warning, summaries and index are blocks one after another
+    blocks = f"{OPEN_TAG}\nwarning\n{CLOSE_TAG}\n{OPEN_TAG}\nindex\n{CLOSE_TAG}"
+    stand_in.edit_answer = lambda reply: {**reply, "text": blocks}
+    start = {"session_id": "s", "cwd": str(repo), "source": "startup"}
+    started = run_hook("session-start", json.dumps(start).encode(), repo)
+    assert started.context() == blocks
 
 
 def test_a_daemon_from_before_the_answer_op_still_answers(repo: Path, stand_in: StandIn) -> None:

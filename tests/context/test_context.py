@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
+
 import pytest
 
-from local_recall.context.notes import (
-    CLOSE_TAG,
-    MAX_CONTEXT_CHARS,
-    NOTICE,
-    OPEN_TAG,
-    Note,
-    char_budget,
-    note_from_json,
-    notes_from_json,
-)
+from local_recall.context.envelope import CLOSE_TAG, MAX_CONTEXT_CHARS, OPEN_TAG
+from local_recall.context.notes import NOTICE, Note, char_budget, note_from_json, notes_from_json
 from local_recall.context.prompt import fill_budget, prompt_context, prompt_query
-from local_recall.context.session import plan_session, rank_for_session, render_session_context
+from local_recall.context.service import memory_note, newest_first
+from local_recall.context.session import (
+    plan_session,
+    rank_for_session,
+    render_session_context,
+    session_order,
+)
+from local_recall.memory.model import Memory
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -126,6 +127,32 @@ def test_session_ranking_prefers_global_then_newest() -> None:
 def test_on_resume_recency_alone_counts() -> None:
     ranked = rank_for_session([note(A, "01"), note(B, "05", "file:x.py")], "resume")
     assert [n.id for n in ranked] == [B, A]
+
+
+@pytest.mark.parametrize("source", ["startup", "resume", "compact"])
+def test_memories_ranked_before_they_become_notes_rank_as_their_notes(source: str) -> None:
+    """index_notes ranks the store's memories and makes notes of the few shown: the order is
+    the notes' (their formatted time, then id), ties within a second and all."""
+    utc, plus2 = UTC, timezone(timedelta(hours=2))
+    times = [
+        datetime(1970, 1, 1, tzinfo=utc),  # the epoch (and, below, half a second before it)
+        datetime(2025, 3, 1, 10, 0, 0, tzinfo=utc),
+        datetime(2025, 3, 1, 12, 0, 0, tzinfo=plus2),  # the same instant as the one above
+        datetime(2025, 3, 1, 10, 0, 0, 900_000, tzinfo=utc),  # same second, later fraction
+        datetime(1969, 12, 31, 23, 59, 59, 500_000, tzinfo=utc),  # before the epoch
+        datetime(999, 1, 2, 3, 4, 5, tzinfo=utc),
+        datetime(2025, 3, 1, 10, 0, 0),  # naive: local time, to both
+        datetime(9999, 12, 31, 23, 59, 59, tzinfo=utc),
+    ]
+    memories = [
+        Memory(f"{n:08d}-0000-4000-8000-000000000000", "s", "b", (), scope, moment, "h")
+        for n, (moment, scope) in enumerate(
+            (moment, scope) for moment in times for scope in ("global", "file:x.py")
+        )
+    ]
+    memories = memories[::3] + memories[1::3] + memories[2::3]  # not in any order
+    by_notes = [n.id for n in rank_for_session([memory_note(m) for m in memories], source)]
+    assert [m.id for m in session_order(memories, source, newest_first)] == by_notes
 
 
 def test_session_index_lines_are_compact_and_say_how_to_get_details() -> None:

@@ -3,7 +3,8 @@ and a session's record (context/seen.py): a memory in full once, a pointer once.
 
 from __future__ import annotations
 
-from local_recall.context.notes import CLOSE_TAG, NOTICE, OPEN_TAG, Note
+from local_recall.context.envelope import CLOSE_TAG, OPEN_TAG
+from local_recall.context.notes import NOTICE, Note
 from local_recall.context.prompt import (
     FULL_TOKENS,
     POINTER_RANKS,

@@ -32,7 +32,8 @@ from local_recall.capture.transcripts import (
     split_turns_at,
 )
 from local_recall.claude_code.hooks.events import EVENTS, MAX_INPUT_BYTES, _handle
-from local_recall.context.notes import CLOSE_TAG, OPEN_TAG, notes_from_json
+from local_recall.context.envelope import CLOSE_TAG, OPEN_TAG
+from local_recall.context.notes import notes_from_json
 from local_recall.errors import InvalidInput
 from local_recall.mcp_server.server import build_server
 from local_recall.recall import Recall
@@ -291,13 +292,16 @@ def test_transcript_lines_the_fuzzer_broke_are_skipped_or_cleaned() -> None:
 
 
 class FuzzedDaemon:
-    """Serves where the daemon would, answering with whatever reply the example set."""
+    """Serves where the daemon would, answering with whatever reply the example set: a hook's
+    whole answer (op `answer`) with `answer`, anything else with `reply` (what a daemon older
+    than that op is asked after its "unknown op")."""
 
     def __init__(self) -> None:
         self.reply: dict[str, Any] = {"ok": True}
+        self.answer: dict[str, Any] = {"ok": True}
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        return self.reply
+        return self.answer if request.get("op") == "answer" else self.reply
 
 
 @pytest.fixture
@@ -344,6 +348,40 @@ daemon_replies = st.one_of(
             "hits": field(hit_lists),
             "notes": field(hit_lists),
             "total": wrong_type,
+            "error": wrong_type,
+        },
+    ),
+)
+
+
+SESSION_KEY = "0123456789abcdef0123456789abcdef"
+shown_lines = st.sampled_from(
+    [
+        json.dumps({"at": "2025-03-01T10:00:00Z", "prompt_id": "p", "full": [MEMORY_ID]}) + "\n",
+        '{"at": 5}\n',
+        "not json\n",
+        "two\nlines\n",
+        "",
+    ]
+) | st.text(max_size=300)
+answer_replies = st.one_of(
+    st.just({"ok": False, "error": "unknown op 'answer'"}),  # an older daemon: then `reply`
+    st.fixed_dictionaries(
+        {"ok": st.just(True), "text": reply_texts | long_texts},
+        optional={
+            "shown": field(shown_lines),
+            "session_key": field(
+                st.sampled_from([SESSION_KEY, "../../x", "/etc/passwd", ""]) | reply_texts
+            ),
+        },
+    ),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "ok": wrong_type,
+            "text": wrong_type,
+            "shown": wrong_type,
+            "session_key": wrong_type,
             "error": wrong_type,
         },
     ),
@@ -459,10 +497,13 @@ def test_fuzz_hook_stdin_and_daemon_replies_in_process(
         event=st.sampled_from(list(EVENTS.values())),
         stdin=hook_payloads(repo),
         reply=daemon_replies,
+        answer=answer_replies,
         project_dir=st.booleans(),
     )
-    def check(event: str, stdin: bytes, reply: dict[str, Any], project_dir: bool) -> None:
-        fuzzed_daemon.reply = reply
+    def check(
+        event: str, stdin: bytes, reply: dict[str, Any], answer: dict[str, Any], project_dir: bool
+    ) -> None:
+        fuzzed_daemon.reply, fuzzed_daemon.answer = reply, answer
         env = dict(base_env)
         if not project_dir:
             del env["CLAUDE_PROJECT_DIR"]  # the payload's cwd decides the repository
@@ -496,9 +537,9 @@ def test_fuzz_hook_stdin_in_the_real_process(
     runs = Counter[str]()
 
     @fuzz("hook_stdin_subprocess")
-    @given(stdin=hook_payloads(repo), reply=daemon_replies)
-    def check(stdin: bytes, reply: dict[str, Any]) -> None:
-        fuzzed_daemon.reply = reply
+    @given(stdin=hook_payloads(repo), reply=daemon_replies, answer=answer_replies)
+    def check(stdin: bytes, reply: dict[str, Any], answer: dict[str, Any]) -> None:
+        fuzzed_daemon.reply, fuzzed_daemon.answer = reply, answer
         ran = run_hook(event, stdin, repo)
         assert_clean(ran)
         check_hook_output(EVENTS[event], ran.stdout)
