@@ -79,11 +79,13 @@ MAX_VALUE_CHARS = 4096
 
 
 def hook_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables of `environ` a hook's settings and layout depend on."""
+    """The variables of `environ` a hook's settings and layout depend on, as the daemon takes
+    them (`checked_hook_environment`: one value longer than that would lose every answer)."""
     return {
         name: value
         for name, value in environ.items()
-        if name.startswith("LOCAL_RECALL_") or name in ENVIRONMENT_NAMES
+        if (name.startswith("LOCAL_RECALL_") or name in ENVIRONMENT_NAMES)
+        and len(value) <= MAX_VALUE_CHARS
     }
 
 

@@ -128,4 +128,5 @@ def test_only_the_variables_the_settings_depend_on_cross_the_socket() -> None:
     # and the daemon keeps only those, whatever a client sends
     assert checked_hook_environment(environ) == sent
     assert checked_hook_environment({"HOME": "x" * 5000}) is None
+    assert hook_environment({**environ, "LOCAL_RECALL_ODD": "x" * 5000}) == sent  # not sent
     assert checked_hook_environment({f"LOCAL_RECALL_{n}": "1" for n in range(201)}) is None
