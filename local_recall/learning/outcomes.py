@@ -7,7 +7,8 @@ import re
 from collections.abc import Iterable
 from typing import Literal, NamedTuple, get_args
 
-Tier = Literal["full", "pointer"]
+from local_recall.learning.shown import Tier
+
 # followed: the agent read a pointed-at memory (get_memories/show with its id, or searched and
 #   opened it); relied: the session's extraction pass said the work relied on it;
 # ignored: shown and nothing of the above; disputed: the session found it wrong (reason given).

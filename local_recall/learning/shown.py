@@ -12,10 +12,11 @@ other path.
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
-from local_recall.learning.outcomes import Tier
-
+# How a prompt showed a memory (context/prompt.py's tiers). Here, not in outcomes.py, so that a
+# hook's process appending a record line does not load the outcomes' parsers.
+Tier = Literal["full", "pointer"]
 SESSIONS_DIR = "sessions"
 MAX_IDS_PER_LINE = 50
 MAX_ID_CHARS = 64

@@ -302,6 +302,7 @@ DAEMONS_PART = {
     "local_recall.context.notes",
     "local_recall.learning.usage_log",
     "local_recall.learning.learned",
+    "local_recall.learning.outcomes",
     "local_recall.search",
     "hashlib",
     "subprocess",
