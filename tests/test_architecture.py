@@ -127,6 +127,7 @@ PURE = frozenset(
         "search.index.plan",
         "capture.pipeline_plan",
         "context.envelope",
+        "repo.received_env",
         "context.notes",
         "context.prompt",
         "context.session",

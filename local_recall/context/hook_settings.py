@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from local_recall.repo.config_trust import user_config_path
 from local_recall.repo.files import read_bytes_nofollow
 from local_recall.repo.layout import Layout
+from local_recall.repo.received_env import checked_variables
 
 if TYPE_CHECKING:
     from local_recall.context.prompt import Tiers
@@ -74,7 +75,6 @@ SETTINGS_CACHE = "hook-settings.json"
 # (repo/config_trust.py) and a read-only checkout's cache (repo/layout.py). A hook sends these
 # with the request its daemon answers, so the daemon reads the settings the hook would.
 ENVIRONMENT_NAMES = frozenset({"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"})
-MAX_VARIABLES = 200
 MAX_VALUE_CHARS = 4096
 
 
@@ -84,25 +84,18 @@ def hook_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {
         name: value
         for name, value in environ.items()
-        if (name.startswith("LOCAL_RECALL_") or name in ENVIRONMENT_NAMES)
-        and len(value) <= MAX_VALUE_CHARS
+        if is_hook_variable(name) and len(value) <= MAX_VALUE_CHARS
     }
+
+
+def is_hook_variable(name: str) -> bool:
+    return name.startswith("LOCAL_RECALL_") or name in ENVIRONMENT_NAMES
 
 
 def checked_hook_environment(value: object) -> dict[str, str] | None:
     """A hook's variables as the daemon received them: those names only, string values of
     bounded size; None when it is not such a mapping."""
-    if not isinstance(value, Mapping) or len(value) > MAX_VARIABLES:
-        return None
-    found = {}
-    for name, text in value.items():
-        if not isinstance(name, str) or not isinstance(text, str):
-            return None
-        if len(text) > MAX_VALUE_CHARS or "\0" in text or "\0" in name:
-            return None
-        if name.startswith("LOCAL_RECALL_") or name in ENVIRONMENT_NAMES:
-            found[name] = text
-    return found
+    return checked_variables(value, is_hook_variable, MAX_VALUE_CHARS)
 
 
 def settings_key(layout: Layout, environ: Mapping[str, str]) -> list[Any]:

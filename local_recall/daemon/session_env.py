@@ -15,6 +15,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from local_recall.repo.received_env import checked_variables
+
 PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "AWS_", "VERTEX_REGION_")
 NAMES = frozenset(
     {
@@ -39,7 +41,6 @@ NAMES = frozenset(
 )
 # Set by Claude Code for one session or for its own child processes: never carried over.
 SESSION_ONLY = frozenset({"CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_PROJECT_DIR"})
-MAX_VARIABLES = 200
 MAX_VALUE_CHARS = 32_768
 
 
@@ -55,15 +56,7 @@ def claude_environment(environ: Mapping[str, str]) -> dict[str, str]:
 def session_environment(value: object) -> dict[str, str] | None:
     """A session's variables as the daemon received them, checked: names Claude Code reads,
     string values of bounded size; None when it is not such a mapping."""
-    if not isinstance(value, Mapping) or len(value) > MAX_VARIABLES:
-        return None
-    found = {}
-    for name, text in value.items():
-        if not isinstance(name, str) or not isinstance(text, str) or len(text) > MAX_VALUE_CHARS:
-            return None
-        if is_claude_variable(name) and "\0" not in name + text:
-            found[name] = text
-    return found
+    return checked_variables(value, is_claude_variable, MAX_VALUE_CHARS)
 
 
 def overlay(base: Mapping[str, str], session: Mapping[str, str] | None) -> dict[str, str]:

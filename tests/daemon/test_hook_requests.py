@@ -14,6 +14,7 @@ from local_recall.context.notes import Note, notes_from_json
 from local_recall.context.prompt import PromptAsk
 from local_recall.context.session import SessionAsk, SessionNotes
 from local_recall.daemon.hook_requests import answer_reply
+from local_recall.daemon.session_env import session_environment
 from local_recall.errors import InvalidInput
 from local_recall.learning.shown import parse_lines, session_key
 from tests.hook_runs import HIT, MEMORY_ID, NOTE
@@ -130,3 +131,11 @@ def test_only_the_variables_the_settings_depend_on_cross_the_socket() -> None:
     assert checked_hook_environment({"HOME": "x" * 5000}) is None
     assert hook_environment({**environ, "LOCAL_RECALL_ODD": "x" * 5000}) == sent  # not sent
     assert checked_hook_environment({f"LOCAL_RECALL_{n}": "1" for n in range(201)}) is None
+
+
+def test_a_sessions_variables_are_checked_alike() -> None:
+    sent = {"ANTHROPIC_BASE_URL": "http://x", "PATH": "/bin", "LOCAL_RECALL_X": "1"}
+    assert session_environment(sent) == {"ANTHROPIC_BASE_URL": "http://x"}
+    assert session_environment({"ANTHROPIC_BASE_URL": "a\0b"}) is None  # no real env holds one
+    assert session_environment({"ANTHROPIC_BASE_URL": 5}) is None
+    assert session_environment(["ANTHROPIC_BASE_URL"]) is None
