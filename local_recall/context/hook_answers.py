@@ -68,7 +68,7 @@ def prompt_answer(
     if has_nothing_to_look_up(query):  # "thanks", "continue": no search
         return NOTHING
     learned = learned_of(layout, settings, report)
-    tiers = learned_tiers(settings, learned)
+    tiers = learned_tiers(settings.tiers, learned)
     # what either tier may show: fill_budget sorts them
     notes = find(PromptAsk(query, min(settings.search_limit, MAX_LIMIT), tiers.floor))
     if notes is None:
@@ -109,11 +109,10 @@ def with_disputes(layout: Layout, notes: list[Note], report: Report) -> list[Not
     ]
 
 
-def learned_tiers(settings: HookSettings, learned: Learned) -> Tiers:
-    """The [hooks] tiers with the cut-offs calibrated from this repository's sessions."""
-    return settings.tiers._replace(
-        min_score=learned.min_score, pointer_min_score=learned.pointer_min_score
-    )
+def learned_tiers(tiers: Tiers, learned: Learned) -> Tiers:
+    """The [hooks] tiers with the cut-offs calibrated from this repository's sessions (the
+    hook's and `local-recall why`'s: context/why.py)."""
+    return tiers._replace(min_score=learned.min_score, pointer_min_score=learned.pointer_min_score)
 
 
 def learned_of(layout: Layout, settings: HookSettings, report: Report) -> Learned:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from local_recall.context.hook_answers import learned_tiers
 from local_recall.context.prompt import POINTER_RANKS, Tiers, prompt_query, select
 from local_recall.context.service import ContextService, hit_note
 from local_recall.learning.calibration import calibrate
@@ -56,7 +57,7 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
     )
     learning, records = _learned(recall, [hit.id for hit in result.hits])
     learned = learning.learned
-    tiers = tiers._replace(min_score=learned.min_score, pointer_min_score=learned.pointer_min_score)
+    tiers = learned_tiers(tiers, learned)
     kept = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in kept]
     chosen = select(kept, tiers)
     return Explanation(
