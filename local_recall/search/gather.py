@@ -200,10 +200,13 @@ class SignalGatherer:
         self, query: SearchQuery, text: str, depth: int, kind: str | None
     ) -> Callable[[], dict[str, float]] | None:
         """The full-text candidates from the in-process keyword index, where it answers: kept
-        (`keep_keywords`), a prompt's search, no date filter (it holds no dates). None: ask
-        LanceDB's."""
+        (`keep_keywords`), a hybrid or a prompt's search, no date filter (it holds no dates).
+        None: ask LanceDB's. `--mode text` asks LanceDB: BM25 over the whole document is what
+        a person who asks for a text search gets everywhere; in hybrid, text only gathers
+        candidates, which the relevance scores alike whichever engine found them."""
         keywords = self.keywords
-        if keywords is None or not query.prompt or query.since is not None or query.until:
+        text_mode = query.mode == "text" and not query.prompt
+        if keywords is None or text_mode or query.since is not None or query.until:
             return None
         stems = query_profile(text).stems
         return lambda: keywords.search(stems, depth, kind=kind)

@@ -42,9 +42,9 @@ class SearchQuery:
     limit: int | None = None
     min_score: float | None = None
     kind: str | None = "episodic"  # None: both kinds
-    # A prompt's search: a long-lived process may take the full-text candidates from its
-    # in-process keyword index (keyword_index.py). False: LanceDB's full-text query, so that
-    # `search` and `why` print the same wherever they run.
+    # A prompt's search: a long-lived process takes the full-text candidates from its
+    # in-process keyword index (keyword_index.py), as it does for every hybrid search; set, a
+    # text-mode search does too (otherwise LanceDB's full-text query answers it).
     prompt: bool = False
 
     def __post_init__(self) -> None:
