@@ -162,12 +162,13 @@ def score(
     return {k: v / n for k, v in out.items()} if n else out
 
 
-def open_store(root: Path, embedder: MiniLMEmbedder) -> Recall:
+def open_store(root: Path, embedder: MiniLMEmbedder, *, keywords: bool = True) -> Recall:
     recall = Recall.open(
         settings=Settings(root=root, environ={}, embedder_factory=lambda _config: embedder)
     )
     recall.init()
-    recall.searcher.keep_keywords()  # as the daemon does: full-text candidates in process
+    if keywords:  # as the daemon and the MCP server do: full-text candidates in process
+        recall.searcher.keep_keywords()
     return recall
 
 
@@ -178,9 +179,12 @@ def run(
     workdir: Path | None,
     *,
     prompt: bool = False,
+    keywords: bool = True,
 ) -> dict[str, Any]:
-    """`prompt`: search as the prompt hook does in the daemon (`SearchQuery(prompt=True)`: the
-    in-process keyword index for the full text), not as `search` does (LanceDB's)."""
+    """`prompt`: search as the prompt hook does (`SearchQuery(prompt=True)`), not as `search`
+    does; the two differ in `text` mode only (a kept keyword index answers a prompt's, LanceDB
+    a text search). `keywords=False`: no in-process keyword index, LanceDB's full-text query
+    for every mode, as a process without the daemon searches."""
     embedder = MiniLMEmbedder()
     embedder.load()
     results: dict[str, Any] = {"per_conversation": {}, "timings": {}}
@@ -202,7 +206,7 @@ def run(
             root = base / f"{path.stem}-{kind}"
             fresh = not (root / "local-recall").is_dir()
             root.mkdir(parents=True, exist_ok=True)
-            recall = open_store(root, embedder)
+            recall = open_store(root, embedder, keywords=keywords)
             items = corpus(conv, kind)
             started = time.perf_counter()
             labels = load(recall, items) if fresh else _labels(recall, items)
@@ -276,12 +280,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--prompt",
         action="store_true",
-        help="Search as the prompt hook does (in-process keyword index), not as `search`.",
+        help="Search as the prompt hook does, not as `search` (they differ in text mode).",
+    )
+    parser.add_argument(
+        "--lancedb-text",
+        action="store_true",
+        help="No in-process keyword index: full text from LanceDB's query in every mode, "
+        "as a process without the daemon searches.",
     )
     args = parser.parse_args(argv)
     data = data_dir(args.data)
     modes, corpora = args.modes.split(","), args.corpora.split(",")
-    results = run(data, modes, corpora, args.workdir, prompt=args.prompt)
+    results = run(
+        data, modes, corpora, args.workdir, prompt=args.prompt, keywords=not args.lancedb_text
+    )
     print(f"LoCoMo dev: {results['questions']} questions per corpus")
     print(f"{'corpus/mode':<16} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR@10':>7}")
     for name, s in results["overall"].items():
