@@ -43,8 +43,10 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
         return Explanation(prompt, False, reason, (), None, None, memories, 0.0, ())
     if sync:
         recall.sync_index()
-    # the hook's search: anchors checked now, the org copy when `[org] hook` is on
-    result = ContextService(recall).prompt_search(SearchQuery(query, limit=limit, min_score=0.0))
+    # the hook's search: anchors checked now, the org copy when `[org] hook` is on; LanceDB's
+    # full text, so that the raw signals print alike with and without the daemon
+    asked = SearchQuery(query, limit=limit, min_score=0.0, lancedb_text=True)
+    result = ContextService(recall).prompt_search(asked)
     notes = [hit_note(hit) for hit in result.hits]
     every = recall.config.review.inject_unreviewed
     kept = [n for n in notes if every or not n.unreviewed]

@@ -206,7 +206,9 @@ class SignalGatherer:
         candidates, which the relevance scores alike whichever engine found them."""
         keywords = self.keywords
         text_mode = query.mode == "text" and not query.prompt
-        if keywords is None or text_mode or query.since is not None or query.until:
+        if keywords is None or text_mode or query.lancedb_text:
+            return None
+        if query.since is not None or query.until is not None:
             return None
         stems = query_profile(text).stems
         return lambda: keywords.search(stems, depth, kind=kind)

@@ -46,6 +46,9 @@ class SearchQuery:
     # in-process keyword index (keyword_index.py), as it does for every hybrid search; set, a
     # text-mode search does too (otherwise LanceDB's full-text query answers it).
     prompt: bool = False
+    # The full-text candidates from LanceDB's query even where a keyword index is kept: `why`,
+    # whose printed signals (the raw BM25) are then the same in every process.
+    lancedb_text: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from local_recall.context.why import explain_prompt
 from local_recall.memory.drafts import make_draft
 from local_recall.memory.format import render_memory
 from local_recall.memory.model import Memory, content_hash
@@ -179,9 +180,16 @@ def test_the_keyword_index_answers_without_lancedb_full_text_and_follows_changes
     recall.forget(added.id)
     recall.sync_index()
     assert recall.query(query, sync=False).hits == ()
-    # `--mode text` is LanceDB's BM25 over the whole document, in every process
+    # `--mode text` is LanceDB's BM25 over the whole document, in every process; `why` asks
+    # for LanceDB's too, so that its printed signals are the same with and without the daemon
+    for asked in (
+        SearchQuery("zanzibarquux", mode="text", limit=5),
+        SearchQuery("zanzibarquux flag", limit=5, lancedb_text=True),
+    ):
+        with pytest.raises(AssertionError, match="full-text query was asked"):
+            recall.query(asked, sync=False)
     with pytest.raises(AssertionError, match="full-text query was asked"):
-        recall.query(SearchQuery("zanzibarquux", mode="text", limit=5), sync=False)
+        explain_prompt(recall, "where is the zanzibarquux flag set?")
     # a date filter is the LanceDB query's: the keyword index holds no dates
     dated = SearchQuery(
         "zanzibarquux", mode="text", since=datetime(2020, 1, 1).astimezone(), prompt=True
