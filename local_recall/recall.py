@@ -386,14 +386,6 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
     # Imported here: the hooks open a Recall on their cold path and never run a pass.
     from local_recall.capture import learned, pipeline
 
-    def similar(text: str, count: int) -> builtins.list[tuple[str, str]]:
-        # Asked before every chunk of a pass, while the pass itself grows the store: a sync
-        # that recomputed the search background here (~100 probe searches, ~1.7 s in a young
-        # store) would pay it per chunk. The pass's own sync at its end settles it.
-        recall.searcher.sync(waiting=True, background=False)
-        found = recall.query(SearchQuery(text, limit=count), sync=False)
-        return [(hit.id, hit.subject) for hit in found.hits]
-
     def neighbours(text: str) -> builtins.list[tuple[str, float]]:
         return nearest_memories(recall.searcher.index, recall.searcher.embedder, text)
 
@@ -414,7 +406,7 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
         head=lambda: current_head(recall.root, settings.environ),
         rejected_hashes=lambda: review.rejected_hashes(recall.rejected_path),
         summaries=recall.summaries if config.summaries.enabled else None,
-        similar=similar,
+        similar=lambda text, count: paraphrases.similar_memories(recall.searcher, text, count),
         neighbours=neighbours,
         signals=learned.session_signals(recall.layout, recall.memories, config.learning),
     )

@@ -13,6 +13,7 @@ from local_recall.memory.likeness import paraphrase_of
 from local_recall.memory.model import Draft, Memory
 from local_recall.search.embedders import Embedder
 from local_recall.search.index.rows import MemoryIndex
+from local_recall.search.query import SearchQuery
 
 if TYPE_CHECKING:
     import numpy as np
@@ -138,3 +139,18 @@ def look_alikes_in(
         return look_alikes(searcher.index, searcher.loaded(store.kind), wanted)
     except RecallError:
         return {}
+
+
+def similar_memories(searcher: Searcher, text: str, count: int) -> list[tuple[str, str]]:
+    """(id, subject) of the memories most like `text`: what a capture pass shows the extractor
+    as existing, asked per chunk while the pass grows the store. Where the index is not open
+    yet (a one-shot `sync --ended`, no daemon), the files and the vector cache answer, as for a
+    hook with no daemon: an offline session end then pays no LanceDB import and index sync
+    (~1.5 s) before its one `claude -p`. Else a sync first, without the search background
+    (~100 probe searches, ~1.7 s in a young store: per chunk)."""
+    if warm := searcher.index.connected:
+        searcher.sync(waiting=True, background=False)
+    else:
+        searcher.load_memories()  # with what the pass wrote so far
+    found = searcher.run(SearchQuery(text, limit=count), sync=False, use_index=warm)
+    return [(hit.memory.id, hit.memory.subject) for hit in found.hits]

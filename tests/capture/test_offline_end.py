@@ -71,8 +71,8 @@ def write_transcript(home: Path, repo: Path, text: str) -> Path:
 def runner(repo: Path, home: Path, shim: Path) -> Callable[[str], Run]:
     """`local-recall ...` in `repo` against the API at a given URL."""
 
-    def at(url: str) -> Run:
-        env = offline_env(home, url, extra={"LOCAL_RECALL_CLAUDE_BIN": str(shim)})
+    def at(url: str, **extra: str) -> Run:
+        env = offline_env(home, url, extra={"LOCAL_RECALL_CLAUDE_BIN": str(shim), **extra})
         env = {k: v for k, v in env.items() if k != "LOCAL_RECALL_ROOT"}
 
         def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -100,8 +100,11 @@ def test_an_offline_session_end_makes_one_attempt_and_leaves_the_retry_to_the_ba
     offline = at(refused_url())
 
     started = time.monotonic()
-    ended = offline("sync", "--ended", str(transcript))
+    ended = at(refused_url(), PYTHONPROFILEIMPORTTIME="1")("sync", "--ended", str(transcript))
     seconds = time.monotonic() - started
+    # before its attempt, the pass looked for similar memories in the files: LanceDB (~1 s to
+    # import) is not loaded by a session end that wrote nothing
+    assert "| lancedb\n" not in ended.stderr and "| local_recall.capture" in ended.stderr
     assert starts(log) == 1  # the memories' call; the pass stops: the summary would fail too
     assert ended.returncode == 1 and "Traceback" not in ended.stderr
     assert "stopped early: unreachable" in ended.stderr

@@ -100,6 +100,11 @@ class IndexTables:
                 raise IndexUnavailable(f"cannot open the index at {self.directory}: {exc}") from exc
         return self._db
 
+    @property
+    def connected(self) -> bool:
+        """Whether this process has opened the index (a daemon has; a one-shot CLI may not)."""
+        return self._db is not None
+
     def opened(self, name: str = TABLE) -> Any:
         if name not in self._tables:
             db = self._connect()
