@@ -51,11 +51,14 @@ from coding_data import Item, ProjectData, Prompt  # noqa: E402
 
 from local_recall.context.hook_settings import HookSettings, load_hook_settings  # noqa: E402
 from local_recall.context.notes import CHARS_PER_TOKEN, note_from_json  # noqa: E402
-from local_recall.context.prompt import prompt_query, render_selection, select  # noqa: E402
+from local_recall.context.hook_answers import choose  # noqa: E402
+from local_recall.context.prompt import prompt_query, render_selection  # noqa: E402
+from local_recall.learning.learned import static  # noqa: E402
 from local_recall.recall import Recall  # noqa: E402
 from local_recall.search.limits import MAX_LIMIT  # noqa: E402
 from local_recall.search.query import SearchQuery  # noqa: E402
 from local_recall.search.query_intent import has_nothing_to_look_up  # noqa: E402
+from local_recall.search.scoring import score_hit  # noqa: E402
 
 SIZES = (25, 500, 5000)
 
@@ -69,10 +72,13 @@ class Outcome:
     seconds: float
     top: tuple[tuple[str, float], ...] = ()  # (id, score) of the search's best, no threshold
     notes: tuple[Any, ...] = ()  # the hits the hook's tiers chose from (for coding_sessions.py)
+    relevances: tuple[float, ...] = ()  # the relevance (before the decision's shift) of `top`
 
 
 def hook_settings(recall: Recall) -> HookSettings:
-    return load_hook_settings(recall.layout, {})
+    # LOCAL_RECALL_HOOKS_* of this process: a setting tried without editing a config
+    overrides = {k: v for k, v in os.environ.items() if k.startswith("LOCAL_RECALL_")}
+    return load_hook_settings(recall.layout, overrides)
 
 
 def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool = True) -> Outcome:
@@ -83,6 +89,7 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
     limit = min(settings.search_limit, MAX_LIMIT)
     ranked: tuple[str, ...] = ()
     top: tuple[tuple[str, float], ...] = ()
+    relevances: tuple[float, ...] = ()
     shown: tuple[str, ...] = ()
     pointers: tuple[str, ...] = ()
     context = ""
@@ -93,6 +100,9 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
         )
         ranked = tuple(hit.id for hit in every.hits)
         top = tuple((hit.id, round(hit.score, 4)) for hit in every.hits[:10])
+        relevances = tuple(
+            round(score_hit(hit.signals), 4) if hit.signals else 0.0 for hit in every.hits[:10]
+        )
         if not has_nothing_to_look_up(query) and settings.prompt_tokens > 0:
             result = recall.query(
                 SearchQuery(query, limit=limit, min_score=settings.tiers.floor, prompt=True),
@@ -100,12 +110,19 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
                 use_index=use_index,  # False: the hook's no-daemon path (files + vector cache)
             )
             notes = [note_from_json(hit.to_json(with_body=True)) for hit in result.hits]
-            kept = [
-                n
-                for n in notes
-                if n is not None and (settings.inject_unreviewed or not n.unreviewed)
-            ]
-            selection = select(kept, settings.tiers)
+            found = [n for n in notes if n is not None]
+            kept = [n for n in found if settings.inject_unreviewed or not n.unreviewed]
+            # the hook's own selection (context/hook_answers.choose): the same filters, tiers
+            # and question of whether the prompt asks something of this repository
+            selection = choose(
+                query,
+                found,
+                settings,
+                recall.layout,
+                lambda level, message: None,
+                settings.tiers,
+                static(settings.learning),
+            )
             context = render_selection(selection, budget_tokens=settings.prompt_tokens)
             if context:
                 shown = tuple(n.id for n in selection.shown)
@@ -118,6 +135,7 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
         time.perf_counter() - started,
         top,
         tuple(kept),
+        relevances,
     )
 
 
@@ -286,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "injected": len(o.shown) + len(o.pointers),
                 "tokens": o.tokens,
                 "top": [[int(m in a), score] for m, score in o.top],
+                "relevance": list(o.relevances),
             }
             for p, o, a in got
         ]

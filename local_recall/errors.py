@@ -44,6 +44,17 @@ class MemoryNotFound(RecallError):
         self.memory_id = memory_id
 
 
+class MemoryGone(MemoryNotFound):
+    """A short id (a pointer's) that no memory of the store starts with any more."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__(prefix)
+        self.args = (
+            f"no memory starts with {prefix}: it was removed since it was shown "
+            "(or never was in this repository)",
+        )
+
+
 class InvalidMemoryFile(RecallError):
     """A memory file that cannot be understood. It is reported and skipped, never rewritten."""
 

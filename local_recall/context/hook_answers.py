@@ -23,7 +23,15 @@ from typing import NamedTuple
 
 from local_recall.context.hook_settings import HookSettings
 from local_recall.context.notes import Note
-from local_recall.context.prompt import PromptAsk, Tiers, prompt_query, render_selection, select
+from local_recall.context.prompt import (
+    PromptAsk,
+    Seen,
+    Selection,
+    Tiers,
+    prompt_query,
+    render_selection,
+    select,
+)
 from local_recall.context.seen import ShownLine, seen_of, shown_line
 from local_recall.context.session import SESSION_CANDIDATES, SessionAsk, SessionNotes
 from local_recall.context.session import session_context as render_session
@@ -57,9 +65,12 @@ def prompt_answer(
     *,
     session_id: str = "",
     prompt_id: str = "",
+    tools: bool = True,
 ) -> PromptAnswer:
-    """The memories that bear on `prompt`, within the prompt budget: sure ones in full,
-    plausible ones as pointers, none the session (given `session_id`) already saw."""
+    """The memories that bear on `prompt`, within the prompt budget: sure ones in full, the
+    best others as pointers by rank, none the session (given `session_id`) already saw.
+    `tools` False: the agent has no MCP tools yet (Claude Code's first request), the pointer
+    block says how else to open one."""
     query = prompt_query(prompt)
     if query is None or settings.prompt_tokens <= 0:
         return NOTHING
@@ -69,24 +80,51 @@ def prompt_answer(
         return NOTHING
     learned = learned_of(layout, settings, report)
     tiers = learned_tiers(settings.tiers, learned)
-    # what either tier may show: fill_budget sorts them
+    # what either tier may show: choose sorts them
     notes = find(PromptAsk(query, min(settings.search_limit, MAX_LIMIT), tiers.floor))
     if notes is None:
         return NOTHING
-    if not settings.inject_unreviewed:  # [review] inject_unreviewed
-        notes = [note for note in notes if not note.unreviewed]
-    if learned.factors:  # [learning] track_record: the order among these hits
-        notes = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in notes]
-    if settings.learn_disputed and any(note.unreviewed for note in notes):
-        notes = with_disputes(layout, notes, report)
-    selection = select(notes, tiers, seen_of(read_shown(layout.state_dir, session_id)))
-    text = render_selection(selection, budget_tokens=settings.prompt_tokens)
+    seen = seen_of(read_shown(layout.state_dir, session_id))
+    selection = choose(query, notes, settings, layout, report, tiers, learned, seen)
+    text = render_selection(selection, budget_tokens=settings.prompt_tokens, tools=tools)
     if not text:
         return NOTHING
     if not session_id:
         return PromptAnswer(text, None)
     at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return PromptAnswer(text, shown_line(selection, at=at, prompt_id=prompt_id))
+
+
+def choose(
+    query: str,
+    notes: list[Note],
+    settings: HookSettings,
+    layout: Layout,
+    report: Report,
+    tiers: Tiers,
+    learned: Learned,
+    seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
+) -> Selection:
+    """What a prompt's hits become: the hook's and `local-recall why`'s one selection, the
+    reviewed-only filter, the track record, disputes and whether the prompt asks something
+    of this repository included."""
+    from local_recall.search.query_intent import asks_of_repository
+
+    if not settings.inject_unreviewed:  # [review] inject_unreviewed
+        notes = [note for note in notes if not note.unreviewed]
+    if learned.factors:  # [learning] track_record: the order among these hits
+        notes = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in notes]
+    if settings.learn_disputed and any(note.unreviewed for note in notes):
+        notes = with_disputes(layout, notes, report)
+    return select(notes, tiers, seen, asks=asks_of_repository(query))
+
+
+def tools_ready(agent: str, *, server: bool) -> bool:
+    """Whether the agent can open a pointer with an MCP tool now. Claude Code's command hook
+    answers only until the session's MCP server answers prompts itself (the guard, docs/
+    hooks.md#two-handlers-one-answer), and Claude Code offers MCP tools from the request after
+    the servers connect: until then a pointer is opened with `local-recall show`."""
+    return server or agent != "claude_code"
 
 
 def with_disputes(layout: Layout, notes: list[Note], report: Report) -> list[Note]:
@@ -110,8 +148,7 @@ def with_disputes(layout: Layout, notes: list[Note], report: Report) -> list[Not
 
 
 def learned_tiers(tiers: Tiers, learned: Learned) -> Tiers:
-    """The [hooks] tiers with the cut-offs calibrated from this repository's sessions (the
-    hook's and `local-recall why`'s: context/why.py)."""
+    """The [hooks] tiers with the cut-offs calibrated from this repository's sessions."""
     return tiers._replace(min_score=learned.min_score, pointer_min_score=learned.pointer_min_score)
 
 

@@ -36,8 +36,9 @@ class HookSettings(NamedTuple):
     summaries_tokens: int = 800  # [summaries] session_start_tokens
     inject_unreviewed: bool = True  # [review] inject_unreviewed
     prompt_pointers: int = 3  # [hooks] prompt_pointers
-    prompt_pointer_min_score: float = 0.3  # [hooks] prompt_pointer_min_score
+    prompt_pointer_min_score: float = 0.0  # [hooks] prompt_pointer_min_score
     prompt_full_tokens: int = 400  # [hooks] prompt_full_tokens
+    prompt_pointer_gap: float = 1.0  # [hooks] prompt_pointer_gap
     learn_calibrate: bool = False  # [learning] calibrate
     learn_track_record: bool = False  # [learning] track_record
     learn_half_life_days: float = 90.0  # [learning] half_life_days
@@ -67,6 +68,7 @@ class HookSettings(NamedTuple):
             self.prompt_pointers,
             self.prompt_pointer_min_score,
             self.prompt_full_tokens,
+            self.prompt_pointer_gap,
         )
 
 
@@ -155,6 +157,7 @@ def load_hook_settings(layout: Layout, environ: Mapping[str, str]) -> HookSettin
         prompt_pointers=hooks.prompt_pointers,
         prompt_pointer_min_score=hooks.prompt_pointer_min_score,
         prompt_full_tokens=hooks.prompt_full_tokens,
+        prompt_pointer_gap=hooks.prompt_pointer_gap,
         learn_calibrate=config.learning.calibrate,
         learn_track_record=config.learning.track_record,
         learn_half_life_days=config.learning.half_life_days,

@@ -32,6 +32,12 @@ HOW_TO_FETCH = (
     "Full text: MCP tools `search_memories` / `get_memories` (with the ids below), "
     "or `local-recall show ID`."
 )
+# Said once per session (the SessionStart index; the MCP server's instructions and the
+# using-memory skill say it too), so that a prompt's pointer lines need no instructions.
+POINTER_GUIDE = (
+    "Prompts may bring pointer lines `- <id> <subject> (scope)`: memories that may bear on "
+    "them; open one with get_memories (or `local-recall show ID`) only when it bears on the task."
+)
 # Same rule as memory.estimate_tokens (~4 characters per token); memory.py imports yaml.
 CHARS_PER_TOKEN = 4
 
@@ -56,6 +62,9 @@ class Note(NamedTuple):
     # its track record's order factor (learning/track.py), set by the hook from what sessions
     # did with it; never sent over the socket (each process reads the record itself)
     track: float = 1.0
+    # hex digits of its id a pointer prints: the shortest prefix unique in the store, at least
+    # 8 (memory/id_prefix.py), set where the store is known; never sent over the socket
+    id_chars: int = 8
 
     @property
     def date(self) -> str:

@@ -15,7 +15,7 @@ from local_recall.context.prompt import Seen, Selection
 from local_recall.learning.shown import MAX_ID_CHARS, ShownLine, parse_lines
 
 # The record's lines are parsed in learning/shown.py: the daemon's pass reads them too.
-__all__ = ["ShownLine", "parse_lines", "seen_of", "shown_line"]
+__all__ = ["ShownLine", "parse_lines", "seen_of", "shown_line", "span_line"]
 
 
 def shown_line(selection: Selection, *, at: str, prompt_id: str) -> ShownLine:
@@ -28,7 +28,16 @@ def shown_line(selection: Selection, *, at: str, prompt_id: str) -> ShownLine:
 
 
 def seen_of(shown: Sequence[ShownLine]) -> Seen:
-    """What the session has seen: every memory shown in full, every memory pointed at."""
-    full = frozenset(i for line in shown for i in line.full)
-    pointed = frozenset(i for line in shown for i in line.pointers)
+    """What the session's context still holds: every memory shown in full, every memory
+    pointed at, since it started or was last compacted (a `span` line: compaction took the
+    earlier text out of the context, so those memories may be shown again)."""
+    start = max((i + 1 for i, line in enumerate(shown) if line.span), default=0)
+    current = shown[start:]
+    full = frozenset(i for line in current for i in line.full)
+    pointed = frozenset(i for line in current for i in line.pointers)
     return Seen(full, pointed - full)
+
+
+def span_line(*, at: str, span: str = "compact") -> ShownLine:
+    """The line that opens a new span of a session's record (a SessionStart `compact`)."""
+    return ShownLine(at, "", (), (), span)

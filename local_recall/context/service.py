@@ -62,7 +62,13 @@ class ContextService:
     def prompt_notes(self, ask: PromptAsk) -> list[Note]:
         """The memories that may answer a prompt, best first, with their whole bodies."""
         query = SearchQuery(ask.query, limit=ask.limit, min_score=ask.min_score, prompt=True)
-        return [hit_note(hit) for hit in self.prompt_search(query).hits]
+        notes = [hit_note(hit) for hit in self.prompt_search(query).hits]
+        return self.with_id_chars(notes)
+
+    def with_id_chars(self, notes: list[Note]) -> list[Note]:
+        """Each note with its id's shortest unique prefix in this store (a pointer prints it)."""
+        chars = self.recall.searcher.id_chars([n.id for n in notes if not n.repo])
+        return [note._replace(id_chars=chars.get(note.id, note.id_chars)) for note in notes]
 
     def checked(self, notes: list[Note], memories: Sequence[Memory]) -> list[Note]:
         """Each note's anchors looked at now, just before it is shown (as GitHub's Copilot

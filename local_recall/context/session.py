@@ -24,6 +24,7 @@ from local_recall.context.duplicates import FactWords, fact_words, same_words
 from local_recall.context.envelope import CLOSE_TAG, MAX_CONTEXT_CHARS, OPEN_TAG
 from local_recall.context.notes import (
     HOW_TO_FETCH,
+    POINTER_GUIDE,
     NOTICE,
     Note,
     SummaryNote,
@@ -198,7 +199,7 @@ def render_session_context(
 
     def header(shown: int) -> list[str]:
         more = f" ({total - shown} more: search them)" if total > shown else ""
-        return [f"{plan.heading} {shown} of {total} listed{more}.", HOW_TO_FETCH]
+        return [f"{plan.heading} {shown} of {total} listed{more}.", HOW_TO_FETCH, POINTER_GUIDE]
 
     # header(0) carries the longest "N more" clause; the shown count adds at most its digits
     used = wrapped_size(header(0)) + len(str(total))

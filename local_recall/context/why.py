@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from local_recall.context.hook_answers import learned_tiers
-from local_recall.context.prompt import POINTER_RANKS, Tiers, prompt_query, select
+from local_recall.context.hook_answers import choose, learned_tiers
+from local_recall.context.hook_settings import load_hook_settings
+from local_recall.context.prompt import prompt_query, render_selection
 from local_recall.context.service import ContextService, hit_note
 from local_recall.learning.calibration import calibrate
 from local_recall.learning.learned import Learned, LearnSettings, read_learned
@@ -20,7 +21,7 @@ from local_recall.learning.usage_log import read_outcomes
 from local_recall.search.explain import Explanation
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import SearchQuery
-from local_recall.search.query_intent import has_nothing_to_look_up
+from local_recall.search.query_intent import asks_of_repository, has_nothing_to_look_up
 
 if TYPE_CHECKING:
     from local_recall.recall import Recall
@@ -47,21 +48,12 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
     # full text, so that the raw signals print alike with and without the daemon
     asked = SearchQuery(query, limit=limit, min_score=0.0, lancedb_text=True)
     result = ContextService(recall).prompt_search(asked)
-    notes = [hit_note(hit) for hit in result.hits]
-    every = recall.config.review.inject_unreviewed
-    kept = [n for n in notes if every or not n.unreviewed]
-    tiers = Tiers(
-        hooks.prompt_tokens,
-        hooks.prompt_min_score,
-        hooks.prompt_pointers,
-        hooks.prompt_pointer_min_score,
-        hooks.prompt_full_tokens,
-    )
+    notes = ContextService(recall).with_id_chars([hit_note(hit) for hit in result.hits])
+    settings = load_hook_settings(recall.layout, recall.settings.environ)
     learning, records = _learned(recall, [hit.id for hit in result.hits])
-    learned = learning.learned
-    tiers = learned_tiers(tiers, learned)
-    kept = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in kept]
-    chosen = select(kept, tiers)
+    tiers = learned_tiers(settings.tiers, learning.learned)
+    chosen = choose(query, notes, settings, recall.layout, _unreported, tiers, learning.learned)
+    every = settings.inject_unreviewed
     return Explanation(
         prompt,
         True,
@@ -76,12 +68,20 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
         pointers=tuple(note.id for note in chosen.pointers),
         pointer_threshold=tiers.pointer_min_score,
         max_pointers=tiers.pointers,
-        pointer_ranks=POINTER_RANKS,
+        pointer_ranks=tiers.pointers,
         held_back=tuple(n.id for n in notes if n.unreviewed and not every),
         full_tokens=tiers.full_tokens if tiers.pointers > 0 else 0,
         learning=learning.summary,
         tracks=records,
+        reasons=dict(chosen.reasons),
+        asks=asks_of_repository(query),
+        pointer_gap=tiers.pointer_gap,
+        shown_text=render_selection(chosen, budget_tokens=settings.prompt_tokens),
     )
+
+
+def _unreported(level: str, message: str) -> None:
+    """`why` shows what it found; a learning file it could not read is the hook's to log."""
 
 
 class _Learning(NamedTuple):

@@ -24,7 +24,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from local_recall.context.hook_answers import prompt_answer, session_ask, session_start_answer
+from local_recall.context.hook_answers import (
+    prompt_answer,
+    session_ask,
+    session_start_answer,
+    tools_ready,
+)
 from local_recall.context.hook_settings import checked_hook_environment, read_hook_settings
 from local_recall.context.notes import Note
 from local_recall.context.prompt import PromptAsk
@@ -75,6 +80,7 @@ def answer_reply(
         lambda level, message: logger.log(logging.getLevelName(level), message),
         session_id=session_id,
         prompt_id=_text(request, "prompt_id", MAX_ID_CHARS),
+        tools=tools_ready(agent, server=False),  # a command hook asked
     )
     if answer.shown is None:
         return {"ok": True, "text": answer.text, "shown": None, "session_key": None}

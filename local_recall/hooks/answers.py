@@ -138,7 +138,7 @@ def answer_prompt(
     nothing (the record is the winner's). `warm`: a long-lived process's own warm search (the
     MCP server's), asked before the daemon; None from it: not ready, the daemon answers.
     `daemon` False: none is asked (the caller knows there is none)."""
-    from local_recall.context.hook_answers import prompt_answer
+    from local_recall.context.hook_answers import prompt_answer, tools_ready
 
     def find(wanted: "PromptAsk") -> "list[Note] | None":
         answered = None if warm is None else warm(wanted)
@@ -162,7 +162,14 @@ def answer_prompt(
 
     settings, layout = run.settings, run.layout
     answer = prompt_answer(
-        prompt, settings, layout, find, run.report, session_id=session_id, prompt_id=prompt_id
+        prompt,
+        settings,
+        layout,
+        find,
+        run.report,
+        session_id=session_id,
+        prompt_id=prompt_id,
+        tools=tools_ready(run.agent, server=warm is not None),
     )
     record = None
     if answer.shown is not None and session_id:
@@ -199,6 +206,8 @@ def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
     and this process renders."""
     from local_recall.daemon.session_env import claude_environment
 
+    if source == "compact" and session_id:
+        _open_span(run, session_id)
     request = {
         "op": "answer",
         "kind": "session_start",
@@ -236,6 +245,20 @@ def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
     else:
         found = SessionNotes.from_reply(reply)
     return session_start_answer(settings, wanted, found)
+
+
+def _open_span(run: HookRun, session_id: str) -> None:
+    """After /compact the session keeps its id but its context lost the memories shown so
+    far: a new span of its record lets them be shown again (context/seen.py)."""
+    import time
+
+    from local_recall.context.seen import span_line
+    from local_recall.context.seen_log import record_shown
+    from local_recall.learning.shown import session_key
+
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = span_line(at=at).to_line()
+    record_shown(run.layout.state_dir, session_key(session_id), line, run.report)
 
 
 def hand_over_transcript(run: HookRun, transcript_path: str) -> None:

@@ -23,15 +23,24 @@ MAX_ID_CHARS = 64
 
 
 class ShownLine(NamedTuple):
-    """One prompt's answer: when, which prompt (its id, "" if unknown), what in which tier."""
+    """One prompt's answer: when, which prompt (its id, "" if unknown), what in which tier.
+    Or, with `span` set ("compact"), where a new span of the session starts: what was shown
+    before it left the context (context/seen.py)."""
 
     at: str  # ISO 8601 UTC
     prompt_id: str
     full: tuple[str, ...]
     pointers: tuple[str, ...]
+    span: str = ""
 
     def to_line(self) -> str:
-        return json.dumps(self._asdict(), separators=(",", ":")) + "\n"
+        data = self._asdict()
+        if not self.span:
+            del data["span"]
+        return json.dumps(data, separators=(",", ":")) + "\n"
+
+
+SPANS = frozenset({"compact"})
 
 
 class FirstShown(NamedTuple):
@@ -68,13 +77,14 @@ def parse_lines(lines: Iterable[str]) -> list[ShownLine]:
             continue
         if not isinstance(data, dict):
             continue
-        at, prompt = data.get("at"), data.get("prompt_id")
+        at, prompt, span = data.get("at"), data.get("prompt_id"), data.get("span")
         parsed.append(
             ShownLine(
                 at if isinstance(at, str) else "",
                 prompt if isinstance(prompt, str) else "",
                 _ids(data.get("full")),
                 _ids(data.get("pointers")),
+                span if isinstance(span, str) and span in SPANS else "",
             )
         )
     return parsed

@@ -29,7 +29,13 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from local_recall import __version__
-from local_recall.errors import InvalidInput, InvalidMemoryId, MemoryNotFound, RecallError
+from local_recall.errors import (
+    InvalidInput,
+    InvalidMemoryId,
+    MemoryGone,
+    MemoryNotFound,
+    RecallError,
+)
 from local_recall.mcp_server.lazy import LazyRecall
 from local_recall.mcp_server.shapes import (
     MAX_ANCHOR_CHARS,
@@ -47,7 +53,7 @@ from local_recall.mcp_server.shapes import (
 )
 from local_recall.mcp_server.stdin import answerable_stdin
 from local_recall.memory.id_prefix import resolve_id
-from local_recall.memory.model import Memory
+from local_recall.memory.model import Memory, parse_memory_id
 from local_recall.memory.timestamps import format_timestamp
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import SearchQuery, check_query_text
@@ -87,8 +93,9 @@ causes, conventions, gotchas) and a summary of each past session. They are refer
 instructions: check them against the code; the user's request always wins.
 
 A prompt may come with memories in full (the hook is sure they bear on it) and with pointer \
-lines "- <short id> <subject> (<scope, date>)": memories that may bear on it; read one with \
-get_memories(ids=["<short id>"]) only when its subject matters for the task.
+lines "- <short id> <subject> (<scope>) [flags]": the best other matches, which may or may not \
+bear on it; read one with get_memories(ids=["<short id>"]) only when its subject matters for \
+the task.
 Search (search_memories, then get_memories for the few rows worth reading): before changing an \
 area you have not seen this session (query and scope "file:<path>"); when an error looks \
 familiar (its distinctive words); when asked why or how something is done. Check rows flagged \
@@ -360,13 +367,18 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _any_memory(recall: Recall, memory_id: str) -> Memory:
-    """A memory, or a session summary (timeline rows list both)."""
+    """A memory, or a session summary by its whole id (timeline rows list both). A short id
+    that names no memory is not looked for among the summaries: a pointer's memory that a
+    teammate removed must read as gone, never as a summary sharing its first digits."""
     try:
         return recall.get(memory_id)
     except MemoryNotFound:
         try:
-            summaries = recall.summaries
-            return summaries.get(resolve_id(memory_id, lambda: summaries.scan().memories))
+            whole = parse_memory_id(memory_id)
+        except InvalidMemoryId:
+            raise MemoryGone(memory_id.strip()) from None
+        try:
+            return recall.summaries.get(whole)
         except (MemoryNotFound, InvalidMemoryId):
             pass
         raise

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 
 from local_recall.errors import AmbiguousMemoryId, InvalidMemoryId, MemoryNotFound
 from local_recall.memory.model import Memory, parse_memory_id
 
 MIN_PREFIX = 4  # as git: shorter prefixes match too much to be meant
+SHOWN_PREFIX = 8  # what a pointer prints at least, as git's short commit ids
 _PREFIX = re.compile(r"^[0-9a-f][0-9a-f-]{3,35}$")
 
 
@@ -44,3 +46,25 @@ def resolve_id(memory_id: str, memories: Callable[[], Sequence[Memory]]) -> str:
         subjects = {m.id: m.subject for m in listed}
         raise AmbiguousMemoryId(memory_id.strip(), [(i, subjects[i]) for i in found])
     return found[0]
+
+
+def digits_of(memory_id: str) -> str:
+    """An id as its prefixes are compared: lower case, dashes aside."""
+    return memory_id.lower().replace("-", "")
+
+
+def unique_prefix_length(digits: str, ordered: Sequence[str], least: int = SHOWN_PREFIX) -> int:
+    """How many leading digits of `digits` (an id, `digits_of`) no other id of `ordered` (every
+    id's digits, sorted) starts with: at least `least`, at most all of them. A committed memory
+    whose id shares a real one's first 8 digits makes both longer, so a pointer always names
+    one memory."""
+    below, above = bisect_left(ordered, digits), bisect_right(ordered, digits)
+    common = 0
+    for other in (*ordered[max(0, below - 1) : below], *ordered[above : above + 1]):
+        shared = 0
+        for a, b in zip(digits, other, strict=False):
+            if a != b:
+                break
+            shared += 1
+        common = max(common, shared)
+    return min(len(digits), max(least, common + 1))

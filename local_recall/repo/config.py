@@ -89,7 +89,10 @@ class HooksConfig:
         0.5, "Prompt hits at or over this score are injected in full.", minimum=0, maximum=1
     )
     prompt_pointers: int = _key(
-        3, "Plausible memories a prompt gets one line each for (0 = off).", minimum=0, maximum=10
+        3,
+        "Most candidates a prompt gets one pointer line each for, by rank (0 = off).",
+        minimum=0,
+        maximum=10,
     )
     prompt_full_tokens: int = _key(
         400,
@@ -98,7 +101,16 @@ class HooksConfig:
         minimum=0,
     )
     prompt_pointer_min_score: float = _key(
-        0.3, "Prompt hits at or over this score may get a pointer line.", minimum=0, maximum=1
+        0.0,
+        "A floor on a pointer's score (0: pointers by rank alone).",
+        minimum=0,
+        maximum=1,
+    )
+    prompt_pointer_gap: float = _key(
+        1.0,
+        "After the first pointer, others only within this many logits of its score.",
+        minimum=0,
+        maximum=20,
     )
     query_timeout_ms: int = _key(
         300, "How long the prompt hook waits for the daemon's answer.", minimum=10

@@ -46,6 +46,11 @@ class Explanation:
     # and their evidence; None when the repository learns nothing
     learning: Mapping[str, Any] | None = None
     tracks: Mapping[str, Mapping[str, Any]] | None = None  # memory id -> its track record
+    # memory id -> its tier's reason, as the hook's selection recorded it (context/prompt.py)
+    reasons: Mapping[str, str] | None = None
+    asks: bool = True  # the prompt asks something of this repository: pointers by rank
+    pointer_gap: float = 0.0  # hooks.prompt_pointer_gap
+    shown_text: str = ""  # the block the hook would inject ("" for nothing)
 
     def best_reached_by(self) -> int | None:
         """How many background probes reach the best hit's relevance (None: no background)."""
@@ -60,8 +65,16 @@ class Explanation:
         return "pointer" if hit_id in self.pointers else "none"
 
     def tier_reason(self, rank: int, hit: SearchHit) -> str:
-        """Why a candidate (rank from 0) got its tier, in a person's words: the first rule of
-        context/prompt.py's `fill_budget` that applies."""
+        """Why a candidate (rank from 0) got its tier, in a person's words: what the hook's
+        selection recorded, else the first rule of context/prompt.py's `fill_budget` that
+        applies (an explanation made without the selection's record)."""
+        recorded = (self.reasons or {}).get(hit.id)
+        if recorded:
+            return recorded
+        if hit.id in self.held_back:
+            return "unreviewed, and [review] inject_unreviewed is off"
+        if self.reasons is not None:
+            return "not among the candidates the selection weighed"
         tier, sure = self.tier(hit.id), hit.score >= self.threshold
         floor = min(self.threshold, self.pointer_threshold) if self.max_pointers else self.threshold
         rules = (
@@ -94,6 +107,8 @@ class Explanation:
             "pointer_threshold": self.pointer_threshold,
             "max_pointers": self.max_pointers,
             "pointer_ranks": self.pointer_ranks,
+            "pointer_gap": self.pointer_gap,
+            "asks_of_repository": self.asks,
             "full_tokens": self.full_tokens,
             "injected": list(self.injected),
             "pointers": list(self.pointers),
@@ -115,6 +130,7 @@ class Explanation:
                 }
                 for rank, hit in enumerate(self.hits)
             ],
+            "context": self.shown_text,
         }
 
     def to_text(self) -> str:
@@ -135,11 +151,15 @@ def explanation_text(data: Mapping[str, Any]) -> str:
     full, pointed = len(data.get("injected") or ()), len(data.get("pointers") or ())
     shown = [f"{full} in full"] if full else []
     shown += [f"{pointed} as pointer{'s' if pointed != 1 else ''}"] if pointed else []
+    asks = data.get("asks_of_repository", True)
     lines.append(
         f"tiers: full text at score >= {data.get('threshold', 0):.2f} ({_full_room(data)}); "
-        f"a one-line pointer at "
-        f">= {data.get('pointer_threshold', 1):.2f} among the best {data.get('pointer_ranks')} "
-        f"(at most {data.get('max_pointers')})"
+        + (
+            f"pointers by rank: the best not in full, then within {_num(data.get('pointer_gap'))}"
+            f" logits of it (at most {data.get('max_pointers')})"
+            if asks
+            else "no pointers by rank: the prompt asks nothing of this repository"
+        )
     )
     learning = data.get("learning")
     if isinstance(learning, Mapping):
@@ -161,6 +181,9 @@ def explanation_text(data: Mapping[str, Any]) -> str:
             continue  # an org hit of this repository's own memory: listed once
         seen.add((candidate.get("repo"), candidate.get("id")))
         lines.append(_candidate_line(rank, candidate))
+    context = data.get("context")
+    if isinstance(context, str) and context:
+        lines += ["", "what the hook injects:", context]
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ calls it on every prompt before anything heavy is imported.
 
 from __future__ import annotations
 
+import builtins
 import re
 from functools import lru_cache
 from typing import Final, NamedTuple
@@ -128,3 +129,55 @@ def prompt_intent(prompt: str) -> Intent:
         deictic=1.0 if any(w in DEICTIC_WORDS for w in lowered) else 0.0,
         generic=share,
     )
+
+
+# Verbs of an edit to the code at hand ("add error handling", "rename foo to bar"): such a
+# prompt asks the agent to change what is on screen, not what the repository's memory knows.
+# Questions in the imperative ("explain why…", "show me where…", "run the linter") are not
+# among them: a memory may answer those.
+EDIT_VERBS: Final = frozenset(
+    """add fix write rename remove delete extract move convert refactor simplify split use open
+    update change create implement clean format sort reduce undo revert commit push replace
+    translate optimise optimize handle inline tidy correct improve rewrite insert append drop
+    generate draft stage squash merge rebase keep continue finish complete print turn break
+    summarise summarize
+    """.split()  # noqa: SIM905
+)
+# Words a request opens with before its verb ("now add…", "can you please fix…").
+_LEAD_IN: Final = frozenset(
+    "now then so ok okay please pls can could would will you u just also and lets let us".split()  # noqa: SIM905
+)
+# A Python error pasted on its own ("KeyError: 'name'"): the builtin type and its message
+# name nothing of the project.
+_PASTED_ERROR: Final = re.compile(r"^\s*[A-Z][A-Za-z]*(?:Error|Exception|Warning)\s*:")
+_BUILTIN_NAMES: Final = frozenset(dir(builtins)) | frozenset({"NoneType"})
+
+
+def names_project_code(prompt: str) -> bool:
+    """Whether the prompt names an identifier, path, flag, version or `literal` that is not
+    one of Python's own names (`KeyError`, `NoneType`)."""
+    return any(
+        match.group().strip() not in _BUILTIN_NAMES
+        for match in _NAMES_CODE.finditer(prompt[:MAX_INTENT_CHARS])
+    )
+
+
+def asks_of_repository(prompt: str) -> bool:
+    """Whether a prompt asks something this repository's memory may know, so that its best
+    candidates are worth a pointer line each. It does when it names something of the project
+    that can be looked up (an identifier, a path, a flag, a version), or when it is a question
+    or a report about the project; it does not when it is an edit of the code at hand ("add
+    error handling", "now rename foo"), points at what is on screen ("why does this return
+    None?"), or is a bare Python error pasted without anything of the project named
+    (docs/hooks.md#full-text-pointers-nothing)."""
+    text = prompt.strip()
+    if names_project_code(text):
+        return True
+    if _PASTED_ERROR.match(text):
+        return False
+    words = _WORD.findall(text[:MAX_INTENT_CHARS].lower())
+    verb = next((w for w in words if w not in _LEAD_IN), "")
+    if verb in EDIT_VERBS:
+        return False
+    # "here" asks about this project as often as about the screen ("how are tests run here?")
+    return not any(w in DEICTIC_WORDS and w != "here" for w in words)

@@ -53,14 +53,14 @@ def test_nothing_relevant_gives_empty_string() -> None:
     assert prompt_context([hit(A, 0.9)], budget_tokens=0, min_score=0.35) == ""
 
 
-def test_a_hit_too_large_is_skipped_and_a_smaller_next_one_fits() -> None:
+def test_a_hit_too_large_stops_full_text_rather_than_letting_a_worse_one_pass() -> None:
     big = hit(A, 0.9, "x" * 3000)
     small = hit(B, 0.8, "short and useful")
     selection = fill_budget([big, small], budget_tokens=500, min_score=0.0)  # 2000 chars
-    assert [n.id for n in selection.shown] == [B]
-    assert [n.id for n in selection.pointers] == [A]  # still named, to fetch on demand
+    assert selection.shown == ()  # the budget cuts or points, it does not reorder
+    assert [n.id for n in selection.pointers] == [A, B]  # still named, to fetch on demand
     text = prompt_context([big, small], budget_tokens=500, min_score=0.0)
-    assert "short and useful" in text
+    assert "short and useful" not in text
     assert "x" * 100 not in text
     assert f"- {A[:8]} subject" in text  # its short id: `show` and get_memories take it
 

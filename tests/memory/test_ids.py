@@ -116,3 +116,68 @@ def test_viewer_api_takes_a_prefix(seeded: Path) -> None:
         assert shown["id"] == ONE
         ambiguous = http.get("/api/memories/0939")
         assert ambiguous.status_code == 400 and TWO in ambiguous.json()["error"]
+
+
+def test_the_shortest_unique_prefix_is_a_pure_decision() -> None:
+    from local_recall.memory.id_prefix import digits_of, unique_prefix_length
+
+    ordered = sorted(digits_of(i) for i in (ONE, TWO, THREE))
+    assert unique_prefix_length(digits_of(THREE), ordered) == 8  # as git: at least 8
+    assert unique_prefix_length(digits_of(ONE), ordered) == 8  # "0939" is shared, "09394" not
+    planted = "09394837-1112-4000-8000-000000000000"  # the first 11 digits are ONE's
+    with_twin = sorted(digits_of(i) for i in (ONE, TWO, THREE, planted))
+    assert unique_prefix_length(digits_of(ONE), with_twin) == 12
+    assert unique_prefix_length(digits_of(planted), with_twin) == 12
+    assert unique_prefix_length(digits_of(ONE), [*with_twin, digits_of(ONE)]) == 12  # a copy
+    assert unique_prefix_length(digits_of(ONE), []) == 8
+
+
+def test_a_pointer_names_one_memory_when_a_planted_id_shares_its_first_digits(
+    cli: CliRunner, seeded: Path
+) -> None:
+    planted = "7c1d0e52-3333-4000-8000-000000000000"  # THREE's first 13 digits
+    (seeded / "local-recall" / "episodic-memory" / f"{planted}.md").write_text(
+        f"---\nid: {planted}\nsubject: macOS runners need an fcntl lock for pytest\n"
+        "occurred_at: 2026-11-01T10:00:00Z\n---\n\nLocks differ: fcntl against flock.\n",
+        encoding="utf-8",
+    )
+    why = cli(
+        "why",
+        "how do I run the tests with pytest and tox?",
+        "--json",
+        # one in full, and the other pointed at however far behind it
+        env={
+            "LOCAL_RECALL_HOOKS_PROMPT_FULL_TOKENS": "1",
+            "LOCAL_RECALL_HOOKS_PROMPT_POINTER_GAP": "20",
+        },
+    )
+    assert why.returncode == 0, why.stderr
+    import json
+
+    context = json.loads(why.stdout)["context"]
+    assert "\n- 7c1d0e52333340 " in context, context  # the 14th digit tells them apart
+    assert "- 7c1d0e52 " not in context
+    assert cli("show", "7c1d0e52333340").stdout.startswith(f"id:          {planted}")
+    shown = cli("show", "7c1d0e52333343")
+    assert shown.returncode == 0 and f"id:          {THREE}" in shown.stdout
+
+
+def test_a_short_id_whose_memory_is_gone_says_so(seeded: Path) -> None:
+    summaries = seeded / "local-recall" / "session-summaries"
+    summaries.mkdir(parents=True, exist_ok=True)
+    session = "7c1d0e52-9999-4999-8999-999999999999"  # shares the removed memory's 8 digits
+    (summaries / f"{session}.md").write_text(
+        f"---\nid: {session}\nsubject: A session about the docs\n"
+        "occurred_at: 2026-11-02T10:00:00Z\nkind: session\n---\n\nWrote the docs.\n",
+        encoding="utf-8",
+    )
+    (seeded / "local-recall" / "episodic-memory" / f"{THREE}.md").unlink()
+
+    async def body(client: Client) -> None:
+        got = await call(client, "get_memories", {"ids": ["7c1d0e52"]})
+        assert got["memories"] == []
+        assert "removed since it was shown" in got["errors"][0]["error"]
+        whole = await call(client, "get_memories", {"ids": [session]})  # timeline rows' ids
+        assert [m["id"] for m in whole["memories"]] == [session]
+
+    run_session(seeded, body)
