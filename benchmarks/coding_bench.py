@@ -1,7 +1,8 @@
 """The prompt hook's decision in real coding repositories, at ~25, ~500 and ~5,000 memories.
 
     .venv/bin/python benchmarks/coding_bench.py [--repos DIR] [--sizes 25,500,5000]
-        [--projects pip,celery] [--split tune|held-out|all] [--workdir DIR] [--json OUT]
+        [--projects pip,celery] [--split tune|held-out|all] [--style commit|user|both]
+        [--workdir DIR] [--json OUT]
         [--hook SIZE[,SIZE]] [--hook-paths daemon,fallback] [--misses N] [--check SIZE]
 
 Data (benchmarks/coding/, committed): per project, memories written by hand the way the
@@ -9,7 +10,11 @@ extractor writes them, from the project's real history (docs, changelog, commits
 developer would type there with the memory that answers each; in-domain prompts with no answer
 (checked by hand against the store); and generic prompts (coding/generic.toml) that no memory
 answers. Projects and generic prompts are split: `tune` may be looked at while developing the
-decision, `held-out` is only measured, and reported apart.
+decision, `held-out` is only measured, and reported apart. Two prompt styles (`--style`,
+default commit): `commit`, written from the projects' commit subjects, and `user`
+(coding/user/*.toml, generic.toml's `user`), written the way people report a problem or ask,
+never in the memory's words; the user style is held out for every project and reported under
+`user-held-out/SIZE`.
 
 Stores: the hand-written memories (~25), then that project's own history (commits and changelog
 entries turned into memories by coding_history.py, newest first) up to ~500 and ~5,000. The
@@ -139,9 +144,19 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
     )
 
 
-def prompts_of(project: ProjectData) -> list[Prompt]:
-    generic = coding_data.generic_prompts(project.split)
-    return [*project.prompts, *(Prompt(project.name, t, "generic") for t in generic)]
+def prompts_of(project: ProjectData, style: str = "commit") -> list[Prompt]:
+    found = list(coding_data.prompts_in(project, style))
+    for each in coding_data.STYLES if style == "both" else (style,):
+        generic = coding_data.generic_prompts(project.split, style=each)
+        found += [Prompt(project.name, t, "generic", style=each) for t in generic]
+    return found
+
+
+def label(project: ProjectData, prompt: Prompt) -> str:
+    """The split a prompt is reported under: `tune` / `held-out` for the commit style,
+    `user-held-out` for the user style (held out for every project)."""
+    split = coding_data.prompt_split(project, prompt)
+    return split if prompt.style == "commit" else f"{prompt.style}-{split}"
 
 
 def metrics(rows: Sequence[tuple[Prompt, Outcome, frozenset[str]]]) -> dict[str, Any]:
@@ -234,6 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--projects", default="")
     parser.add_argument("--split", default="all", choices=("tune", "held-out", "all"))
+    parser.add_argument("--style", default="commit", choices=(*coding_data.STYLES, "both"))
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/local-recall-coding-bench"))
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--hook", default="", help="sizes to also run the real hook process on")
@@ -254,13 +270,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     workdir: Path = args.workdir.absolute()
     wanted = [n for n in args.projects.split(",") if n]
-    projects = [p for p in coding_data.load_projects(wanted) if args.split in ("all", p.split)]
+    projects = [
+        p for p in coding_data.load_projects(wanted) if chosen_prompts(p, args.style, args.split)
+    ]
     sizes = [int(s) for s in args.sizes.split(",") if s]
     hook_sizes = {int(s) for s in args.hook.split(",") if s}
     embedder = coding_data.CachingEmbedder(workdir / "embeddings.npz")
-    results: dict[str, Any] = {"sizes": {}, "absent": {}, "stores": {}}
+    results: dict[str, Any] = {"style": args.style, "sizes": {}, "absent": {}, "stores": {}}
     rows: dict[tuple[str, int], list[tuple[Prompt, Outcome, frozenset[str]]]] = {}
-    hook_rows: dict[tuple[str, int, str], list[tuple[Prompt, Outcome, Any]]] = {}
+    hook_rows: dict[tuple[str, int, str], list[tuple[Prompt, Any, Any]]] = {}
     recalls: dict[tuple[str, int], dict[str, Recall]] = {}
     hook_settings_of: dict[tuple[str, int], HookSettings] = {}
     for project in projects:
@@ -275,21 +293,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         for size in sizes:
             if size > len(project.memories) and padding is None:
                 continue
-            key = (project.split, size)
+            chosen = chosen_prompts(project, args.style, args.split)
             recall, got = run_store(
-                project, padding, size, workdir, embedder, results, fallback=args.fallback
+                project, padding, size, workdir, embedder, results, chosen, args.fallback
             )
-            rows.setdefault(key, []).extend(got)
-            recalls.setdefault(key, {})[project.name] = recall
-            hook_settings_of[key] = hook_settings(recall)
-            for path in args.hook_paths.split(",") if size in hook_sizes else ():
-                import coding_hook
-
-                texts = [prompt.text for prompt, _, _ in got]
-                decided = coding_hook.run_prompts(recall.root, texts, path)
-                hook_rows.setdefault((*key, path), []).extend(
-                    (row[0], d, row) for row, d in zip(got, decided, strict=True)
-                )
+            for row in got:
+                rows.setdefault((label(project, row[0]), size), []).append(row)
+            for key in {(label(project, row[0]), size) for row in got}:
+                recalls.setdefault(key, {})[project.name] = recall
+                hook_settings_of[key] = hook_settings(recall)
+            if size in hook_sizes:
+                run_hook(project, recall, got, size, args.hook_paths.split(","), hook_rows)
             if args.check == size:
                 check(project, recall, got)
     results["prompts"] = {
@@ -297,6 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             {
                 "project": p.project,
                 "kind": p.kind,
+                "style": p.style,
                 "text": p.text,
                 "answer_rank": next((i + 1 for i, m in enumerate(o.ranked) if m in a), None),
                 "hit": bool(set(o.shown) & a),
@@ -328,6 +343,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def chosen_prompts(project: ProjectData, style: str, split: str) -> list[Prompt]:
+    """The project's prompts of `style` reported under `split` ("all": every one)."""
+    return [
+        p
+        for p in prompts_of(project, style)
+        if split in ("all", coding_data.prompt_split(project, p))
+    ]
+
+
+def run_hook(
+    project: ProjectData,
+    recall: Recall,
+    got: Sequence[tuple[Prompt, Outcome, frozenset[str]]],
+    size: int,
+    paths: Sequence[str],
+    hook_rows: dict[tuple[str, int, str], list[tuple[Prompt, Any, Any]]],
+) -> None:
+    """The same prompts through the real hook process, on each path."""
+    import coding_hook
+
+    for path in paths:
+        decided = coding_hook.run_prompts(recall.root, [row[0].text for row in got], path)
+        for row, d in zip(got, decided, strict=True):
+            hook_rows.setdefault((label(project, row[0]), size, path), []).append((row[0], d, row))
+
+
 def run_store(
     project: ProjectData,
     padding: Sequence[Any] | None,
@@ -335,6 +376,7 @@ def run_store(
     workdir: Path,
     embedder: coding_data.CachingEmbedder,
     results: dict[str, Any],
+    prompts: Sequence[Prompt] | None = None,
     fallback: bool = False,
 ) -> tuple[Recall, list[tuple[Prompt, Outcome, frozenset[str]]]]:
     """Build (or reuse) the project's store of `size` memories and decide every prompt."""
@@ -350,7 +392,7 @@ def run_store(
     print(f"{project.name}-{size}: {len(items)} memories", flush=True)
     settings = hook_settings(recall)
     got = []
-    for prompt in prompts_of(project):
+    for prompt in prompts_of(project) if prompts is None else prompts:
         answers = frozenset(ids[a] for a in prompt.answers if a in ids)
         if prompt.kind == "positive" and not answers:
             continue  # its answer is a history item beyond this size
@@ -360,7 +402,7 @@ def run_store(
             other = decide(recall, prompt.text, settings, use_index=False)
             same = bool(outcome.shown or outcome.pointers) == bool(other.shown or other.pointers)
             agree = results.setdefault("fallback_agreement", {}).setdefault(
-                f"{project.split}/{size}", [0, 0, 0]
+                f"{label(project, prompt)}/{size}", [0, 0, 0]
             )
             agree[0] += same
             agree[1] += set(outcome.shown) == set(other.shown)

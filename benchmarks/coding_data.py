@@ -2,6 +2,7 @@
 each project's history, the stores built from them (coding_bench.py runs the benchmark).
 
     projects = load_projects()                       # benchmarks/coding/*.toml
+    prompts = prompts_in(project, "user")            # style: "commit" or "user"
     padding = project_padding(project, repos, cache) # None when the clone is absent
     items = store_items(project, padding, size)      # the core, then history newest first
     recall, ids = build_store(root, items, embedder) # memory files, indexed
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -40,6 +42,11 @@ from local_recall.repo.files import write_text_atomic  # noqa: E402
 from local_recall.search.embedders import MiniLMEmbedder  # noqa: E402
 
 SPLITS = ("tune", "held-out")
+# "commit": prompts written from the projects' commit subjects (the project's split applies);
+# "user": a second set in the words of bug reports and questions (coding/user/), held out for
+# every project: nothing that fits a constant may read it (fit_prompts, tier_fit.py).
+STYLES = ("commit", "user")
+USER = DATA / "user"
 _ID_NAMESPACE = uuid.UUID("6f1c1d1e-8a55-4b8e-9d8e-2b3c0c0de222")
 
 
@@ -63,6 +70,7 @@ class Prompt:
     text: str
     kind: str  # positive / negative (in-domain, no answer) / generic
     answers: frozenset[str] = frozenset()  # item keys
+    style: str = "commit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +81,8 @@ class ProjectData:
     changelogs: tuple[tuple[str, str], ...]
     split: str
     memories: tuple[Item, ...]
-    prompts: tuple[Prompt, ...] = field(default=())
+    prompts: tuple[Prompt, ...] = field(default=())  # commit style
+    user_prompts: tuple[Prompt, ...] = field(default=())  # user style (always held out)
 
 
 def load_projects(names: Sequence[str] = (), data: Path = DATA) -> list[ProjectData]:
@@ -83,6 +92,27 @@ def load_projects(names: Sequence[str] = (), data: Path = DATA) -> list[ProjectD
             continue
         found.append(load_project(path))
     return found
+
+
+def prompt_split(project: ProjectData, prompt: Prompt) -> str:
+    """The split a prompt is reported under: user-style prompts are held out everywhere."""
+    return "held-out" if prompt.style == "user" else project.split
+
+
+def prompts_in(project: ProjectData, style: str) -> tuple[Prompt, ...]:
+    """The project's prompts of one style ("commit", "user") or of both ("both")."""
+    if style not in (*STYLES, "both"):
+        raise ValueError(f"style must be one of {STYLES} or 'both'")
+    return (project.prompts if style != "user" else ()) + (
+        project.user_prompts if style != "commit" else ()
+    )
+
+
+def fit_prompts(project: ProjectData) -> tuple[Prompt, ...]:
+    """What a fit (decision_fit.py) may read: commit-style prompts of a `tune` project."""
+    if project.split != "tune":
+        return ()
+    return tuple(p for p in project.prompts if p.style == "commit")
 
 
 def load_project(path: Path) -> ProjectData:
@@ -106,14 +136,13 @@ def load_project(path: Path) -> ProjectData:
     ids = [m.key for m in memories]
     if len(set(ids)) != len(ids):
         raise ValueError(f"{path.name}: duplicate memory ids")
-    prompts = []
-    for p in raw.get("prompt", []):
-        answers = frozenset(p["answers"])
-        unknown = {a for a in answers if a not in ids and ":" not in a}
-        if not answers or unknown:
-            raise ValueError(f"{path.name}: prompt {p['text']!r} answers {sorted(unknown)}")
-        prompts.append(Prompt(name, p["text"], "positive", answers))
-    prompts += [Prompt(name, n["text"], "negative") for n in raw.get("negative", [])]
+    prompts = _prompts(path.name, name, raw, ("prompt", "negative"), ids, "commit")
+    user_path = path.parent / "user" / path.name
+    user: list[Prompt] = []
+    if user_path.exists():
+        extra = tomllib.loads(user_path.read_text(encoding="utf-8"))
+        keys = ("user_prompt", "user_negative")
+        user = _prompts(user_path.name, name, extra, keys, ids, "user")
     changelogs = tuple(tuple(c.rsplit(":", 1)) for c in raw.get("changelogs", ()))
     return ProjectData(
         name,
@@ -123,12 +152,49 @@ def load_project(path: Path) -> ProjectData:
         raw["split"],
         memories,
         tuple(prompts),  # type: ignore[arg-type]
+        tuple(user),
     )
 
 
-def generic_prompts(split: str, data: Path = DATA) -> list[str]:
+def _prompts(
+    where: str,
+    project: str,
+    raw: dict[str, Any],
+    keys: tuple[str, str],
+    ids: Sequence[str],
+    style: str,
+) -> list[Prompt]:
+    """The answered (`keys[0]`) and no-answer (`keys[1]`) prompts of one table."""
+    prompts = []
+    for p in raw.get(keys[0], []):
+        answers = frozenset(p["answers"])
+        unknown = {a for a in answers if a not in ids and ":" not in a}
+        if not answers or unknown:
+            raise ValueError(f"{where}: prompt {p['text']!r} answers {sorted(unknown)}")
+        prompts.append(Prompt(project, p["text"], "positive", answers, style))
+    prompts += [Prompt(project, n["text"], "negative", style=style) for n in raw.get(keys[1], [])]
+    return prompts
+
+
+def generic_prompts(split: str, data: Path = DATA, style: str = "commit") -> list[str]:
+    """Generic prompts of a split; the user-style ones (key `user`) are held out, always."""
     raw = tomllib.loads((data / "generic.toml").read_text(encoding="utf-8"))
+    if style == "user":
+        return list(raw["user"])
     return list(raw["tune" if split == "tune" else "held_out"])
+
+
+def shared_run(text: str, other: str, words: int = 4) -> str | None:
+    """The first run of `words` consecutive words `text` shares with `other` (case, punctuation
+    and markup ignored), None when there is none: a user-style prompt must not echo the
+    subject of the memory that answers it."""
+
+    def runs(value: str) -> list[tuple[str, ...]]:
+        tokens = re.findall(r"[a-z0-9_]+", value.lower())
+        return [tuple(tokens[i : i + words]) for i in range(len(tokens) - words + 1)]
+
+    theirs = set(runs(other))
+    return next((" ".join(run) for run in runs(text) if run in theirs), None)
 
 
 # --- padding ------------------------------------------------------------------------------

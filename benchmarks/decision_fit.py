@@ -105,7 +105,8 @@ def coding_rows(
             recall, ids = coding_data.build_store(root, project.name, items, embedder)
             embedder.save()
             prompts = [
-                (p.text, p.kind, {ids[a] for a in p.answers if a in ids}) for p in project.prompts
+                (p.text, p.kind, {ids[a] for a in p.answers if a in ids})
+                for p in coding_data.fit_prompts(project)  # never the user-style set
             ] + [(text, "generic", set()) for text in generic]
             rows += rows_of(recall, "coding", project.name, size, prompts)
             print(f"coding {project.name}-{size}: {len(rows)} rows", flush=True)

@@ -9,7 +9,8 @@ a pointer for the others among the best ranks at or over the cut-off, at most 3 
 per size: reach (the answer shown in full or pointed at), full-text hits, and the share of
 no-answer prompts (in-domain, generic) that got anything. Near-duplicates and the token budget
 are not replayed (coding_bench.py measures them through the real code); the cut is chosen on
-the `tune` split only and then measured on `held-out` with coding_bench.py.
+the `tune` split only and then measured on `held-out` with coding_bench.py. User-style prompts
+(`--style user` of coding_bench.py) are held out: this sweep never reads them.
 """
 
 from __future__ import annotations
@@ -64,6 +65,20 @@ def sweep(prompts: Sequence[dict[str, Any]], full: float) -> list[dict[str, Any]
     return rows
 
 
+def fit_prompts(data: dict[str, Any], split: str) -> dict[str, list[dict[str, Any]]]:
+    """Size → the prompts of `split` in one coding_bench.py output, commit style only: the
+    user-style set is held out for every project, whatever `split` says."""
+    by_size: dict[str, list[dict[str, Any]]] = {}
+    for key, prompts in data["prompts"].items():
+        label, size = key.split("/")
+        if label != split or not all("top" in p for p in prompts):
+            continue
+        kept = [p for p in prompts if p.get("style", "commit") == "commit"]
+        if kept:
+            by_size.setdefault(size, []).extend(kept)
+    return by_size
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("results", type=Path, nargs="+")
@@ -74,10 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_size: dict[str, list[dict[str, Any]]] = {}
     for path in args.results:
         data = json.loads(path.read_text(encoding="utf-8"))
-        for key, prompts in data["prompts"].items():
-            split, size = key.split("/")
-            if split == args.split and all("top" in p for p in prompts):
-                by_size.setdefault(size, []).extend(prompts)
+        for size, prompts in fit_prompts(data, args.split).items():
+            by_size.setdefault(size, []).extend(prompts)
     for size, prompts in sorted(by_size.items(), key=lambda kv: int(kv[0])):
         print(f"\n{args.split}/{size}: {len(prompts)} prompts")
         print("ranks  cut    hit    reach  any:in-domain  any:generic")

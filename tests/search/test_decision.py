@@ -178,10 +178,12 @@ def test_probes_are_kept_out_of_every_benchmark_prompt() -> None:
 
     root = Path(__file__).resolve().parents[2] / "benchmarks"
     measured: set[str] = set()
-    for path in (root / "coding").glob("*.toml"):
+    for path in (root / "coding").glob("**/*.toml"):  # user/: the user-style prompts
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        measured |= set(data.get("tune", [])) | set(data.get("held_out", []))
-        measured |= {p["text"] for p in data.get("prompt", []) + data.get("negative", [])}
+        for key in ("tune", "held_out", "user"):
+            measured |= set(data.get(key, []))
+        for key in ("prompt", "negative", "user_prompt", "user_negative"):
+            measured |= {p["text"] for p in data.get(key, [])}
     text = (root / "generic_prompts.py").read_text(encoding="utf-8")
     measured |= set(json.loads(json.dumps(_string_literals(text))))
 
