@@ -54,9 +54,9 @@ sys.path.insert(0, str(HERE))
 import coding_data  # noqa: E402
 from coding_data import Item, ProjectData, Prompt  # noqa: E402
 
+from local_recall.context.hook_answers import choose  # noqa: E402
 from local_recall.context.hook_settings import HookSettings, load_hook_settings  # noqa: E402
 from local_recall.context.notes import CHARS_PER_TOKEN, note_from_json  # noqa: E402
-from local_recall.context.hook_answers import choose  # noqa: E402
 from local_recall.context.prompt import prompt_query, render_selection  # noqa: E402
 from local_recall.learning.learned import static  # noqa: E402
 from local_recall.recall import Recall  # noqa: E402
@@ -191,6 +191,8 @@ def metrics(rows: Sequence[tuple[Prompt, Outcome, frozenset[str]]]) -> dict[str,
         "positives": len(pos),
         "negatives": sum(p.kind == "negative" for p, _, _ in rows),
         "generic": sum(p.kind == "generic" for p, _, _ in rows),
+        "R@1": round(sum(r == 0 for r in ranks) / max(1, len(pos)), 3),
+        "R@3": round(sum(r is not None and r < 3 for r in ranks) / max(1, len(pos)), 3),
         "R@5": round(sum(r is not None and r < 5 for r in ranks) / max(1, len(pos)), 3),
         "MRR@10": round(sum(1 / (r + 1) for r in ranks if r is not None) / max(1, len(pos)), 3),
         "hit": round(sum(hits) / max(1, len(pos)), 3),

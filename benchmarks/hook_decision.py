@@ -46,7 +46,8 @@ from locomo_data import data_dir  # noqa: E402
 
 CHARS_PER_TOKEN = 4
 _SHOWN = re.compile(r"^id ([0-9a-f-]{36}) ·", re.MULTILINE)
-_POINTER = re.compile(r"^- ([0-9a-f]{8}|[0-9a-f-]{36}) ", re.MULTILINE)  # a short id (a prefix)
+# a short id: the shortest unique prefix, 8 hex digits or more (a prefix)
+_POINTER = re.compile(r"^- ([0-9a-f]{8,32}|[0-9a-f-]{36}) ", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,12 +160,46 @@ def run_mcp(repo: Path, texts: Sequence[str], env: dict[str, str]) -> list[Decis
     return found
 
 
+def search_ranks(
+    workdir: Path, prompts: Sequence[Prompt], labels: dict[str, dict[str, frozenset[str]]]
+) -> list[int | None]:
+    """Each positive's rank (from 0) of the first memory carrying its evidence in the search's
+    own order (as a prompt is searched, no threshold); None: not among the 10 best."""
+    from local_recall.search.embedders import MiniLMEmbedder
+    from local_recall.search.query import SearchQuery
+
+    ranks: list[int | None] = []
+    opened: dict[str, Any] = {}
+    for prompt in prompts:
+        if prompt.kind != "positive":
+            ranks.append(None)
+            continue
+        if prompt.store not in opened:
+            opened[prompt.store] = locomo.open_store(workdir / prompt.store, MiniLMEmbedder())
+        found = opened[prompt.store].query(
+            SearchQuery(prompt.text, limit=10, min_score=0.0, prompt=True), sync=False
+        )
+        hits = [h.id for h in found.hits]
+        store = labels[prompt.store]
+        ranks.append(
+            next(
+                (i for i, m in enumerate(hits) if store.get(m, frozenset()) & prompt.evidence), None
+            )
+        )
+    return ranks
+
+
 def summarise(
     prompts: Sequence[Prompt],
     decisions: dict[str, list[Decision]],
     labels: dict[str, dict[str, frozenset[str]]],
+    ranks: Sequence[int | None] = (),
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    positive = [r for p, r in zip(prompts, ranks, strict=False) if p.kind == "positive"]
+    if positive:
+        out["search_R@1"] = sum(r == 0 for r in positive) / len(positive)
+        out["search_R@3"] = sum(r is not None and r < 3 for r in positive) / len(positive)
     for path, got in decisions.items():
         pos = [(p, d) for p, d in zip(prompts, got, strict=True) if p.kind == "positive"]
         neg = [(p, d) for p, d in zip(prompts, got, strict=True) if p.kind != "positive"]
@@ -204,7 +239,10 @@ def summarise(
 
 def _evidence(labels: dict[str, frozenset[str]], prefix: str) -> frozenset[str]:
     """The evidence of the memory a pointer's short id names (a unique prefix)."""
-    return frozenset().union(*(ev for m, ev in labels.items() if m.startswith(prefix)))
+    wanted = prefix.replace("-", "")
+    return frozenset().union(
+        *(ev for m, ev in labels.items() if m.replace("-", "").startswith(wanted))
+    )
 
 
 def _agreement(a: Sequence[Decision], b: Sequence[Decision]) -> float:
@@ -260,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, conv in conversations.items():
         print(f"store {name} ...", flush=True)
         labels[name] = build_store(workdir / name, conv)
+    ranks = search_ranks(workdir, prompts, labels)
     decisions: dict[str, list[Decision]] = {}
     notes: dict[str, int] = {}
     for path in args.paths.split(","):
@@ -290,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 daemon(repo, env, "stop")
         decisions[path] = [got[i] for i in range(len(prompts))]
         print(f"  {path}: done", flush=True)
-    results = summarise(prompts, decisions, labels)
+    results = summarise(prompts, decisions, labels, ranks)
     results["in_process_searches"] = notes
     results["conversations"] = sorted(conversations)
     results["overrides"] = overrides

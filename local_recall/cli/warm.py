@@ -72,6 +72,10 @@ def run_warm(
     request = _request(command, options)
     if request is None or not layout.recall_dir.is_dir():
         return None
+    if command == "why":  # the daemon decides with this process's settings, as a hook's
+        from local_recall.context.hook_settings import hook_environment
+
+        request["hook_env"] = hook_environment(environ)
     reply = ask(daemon_sockets(root, layout.state_dir, environ), request, WARM_TIMEOUT, root=root)
     if reply is None or reply.get("ok") is not True:
         return None

@@ -1,5 +1,5 @@
-"""What a hook shows, whoever searched. At a prompt: the memories that bear on it, in tiers
-(full text when sure, a pointer when plausible) within the budget, minus what the session
+"""What a hook shows, whoever searched. At a prompt: the memories that bear on it (full text
+when sure, the best others as pointers by rank) within the budget, minus what the session
 already saw. At session start: the branch's last summaries, then an index of the memories.
 
 One code path for every place that answers: the daemon (a hook's whole answer over its

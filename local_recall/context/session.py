@@ -24,8 +24,8 @@ from local_recall.context.duplicates import FactWords, fact_words, same_words
 from local_recall.context.envelope import CLOSE_TAG, MAX_CONTEXT_CHARS, OPEN_TAG
 from local_recall.context.notes import (
     HOW_TO_FETCH,
-    POINTER_GUIDE,
     NOTICE,
+    POINTER_GUIDE,
     Note,
     SummaryNote,
     char_budget,

@@ -8,10 +8,11 @@ when no daemon answers; both print the same JSON through `search.explain.explana
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from local_recall.context.hook_answers import choose, learned_tiers
-from local_recall.context.hook_settings import load_hook_settings
+from local_recall.context.hook_settings import HookSettings, load_hook_settings
 from local_recall.context.prompt import prompt_query, render_selection
 from local_recall.context.service import ContextService, hit_note
 from local_recall.learning.calibration import calibrate
@@ -27,10 +28,21 @@ if TYPE_CHECKING:
     from local_recall.recall import Recall
 
 
-def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explanation:
+def explain_prompt(
+    recall: Recall,
+    prompt: str,
+    *,
+    sync: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> Explanation:
     """The hook's decision for `prompt` with its inputs. `sync`: bring the index (and the
-    background) up to date first; the hook's daemon keeps it current by itself."""
-    hooks, limit = recall.config.hooks, min(recall.config.search.default_limit, MAX_LIMIT)
+    background) up to date first; the hook's daemon keeps it current by itself. `environ`:
+    the asking process's LOCAL_RECALL_* and XDG variables (a warm `why` in the daemon decides
+    with the settings the CLI's own process would read, as a hook's answer does)."""
+    settings = load_hook_settings(
+        recall.layout, recall.settings.environ if environ is None else environ
+    )
+    limit = min(settings.search_limit, MAX_LIMIT)
     memories = len(recall.list())
     query = prompt_query(prompt)
     reason = ""
@@ -38,7 +50,7 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
         reason = "empty, too short, or a slash command (Claude Code handles those)"
     elif has_nothing_to_look_up(query):
         reason = "chat or a go-ahead: no word in it could name a topic (query_intent.py)"
-    elif hooks.prompt_tokens <= 0:
+    elif settings.prompt_tokens <= 0:
         reason = "hooks.prompt_tokens is 0: the prompt hook injects nothing"
     if query is None or reason:
         return Explanation(prompt, False, reason, (), None, None, memories, 0.0, ())
@@ -49,8 +61,7 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
     asked = SearchQuery(query, limit=limit, min_score=0.0, lancedb_text=True)
     result = ContextService(recall).prompt_search(asked)
     notes = ContextService(recall).with_id_chars([hit_note(hit) for hit in result.hits])
-    settings = load_hook_settings(recall.layout, recall.settings.environ)
-    learning, records = _learned(recall, [hit.id for hit in result.hits])
+    learning, records = _learned(recall, [hit.id for hit in result.hits], settings)
     tiers = learned_tiers(settings.tiers, learning.learned)
     chosen = choose(query, notes, settings, recall.layout, _unreported, tiers, learning.learned)
     every = settings.inject_unreviewed
@@ -89,39 +100,34 @@ class _Learning(NamedTuple):
     summary: dict[str, object] | None  # for the explanation (None: nothing is learned)
 
 
-def _learned(recall: Recall, ids: list[str]) -> tuple[_Learning, dict[str, dict[str, object]]]:
+def _learned(
+    recall: Recall, ids: list[str], hook: HookSettings
+) -> tuple[_Learning, dict[str, dict[str, object]]]:
     """The hook's learned cut-offs and order factors (learning/learned.py, the same cache), and
     for people: the calibration's evidence and each candidate's track record."""
-    config, hooks = recall.config.learning, recall.config.hooks
-    settings = LearnSettings(
-        config.calibrate,
-        config.track_record,
-        config.half_life_days,
-        hooks.prompt_min_score,
-        hooks.prompt_pointer_min_score,
-    )
+    settings: LearnSettings = hook.learning
     now = recall.settings.clock()
     learned = read_learned(recall.layout, settings, now)
-    if not config.calibrate and not config.track_record:
+    if not settings.calibrate and not settings.track_record:
         return _Learning(learned, None), {}
     outcomes = read_outcomes(recall.layout)
     calibration = calibrate(
         outcomes,
-        min_score=hooks.prompt_min_score,
-        pointer_min_score=hooks.prompt_pointer_min_score,
+        min_score=settings.min_score,
+        pointer_min_score=settings.pointer_min_score,
         now=now,
-        half_life_days=config.half_life_days,
+        half_life_days=settings.half_life_days,
     )
     summary: dict[str, object] = {
-        "calibrate": config.calibrate,
-        "track_record": config.track_record,
-        "half_life_days": config.half_life_days,
+        "calibrate": settings.calibrate,
+        "track_record": settings.track_record,
+        "half_life_days": settings.half_life_days,
         "outcomes": len(outcomes),
-        "configured_min_score": hooks.prompt_min_score,
-        "configured_pointer_min_score": hooks.prompt_pointer_min_score,
-        "calibration": calibration.to_json() if config.calibrate else None,
+        "configured_min_score": settings.min_score,
+        "configured_pointer_min_score": settings.pointer_min_score,
+        "calibration": calibration.to_json() if settings.calibrate else None,
     }
-    records = tracks(outcomes, now, config.half_life_days) if config.track_record else {}
+    records = tracks(outcomes, now, settings.half_life_days) if settings.track_record else {}
     shown = {
         memory_id: {**records[memory_id].to_json(), "factor": learned.factors.get(memory_id, 1.0)}
         for memory_id in ids

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from local_recall.context.hook_settings import checked_hook_environment
 from local_recall.context.service import ContextService, shown_subject
 from local_recall.context.session import SessionAsk, SessionNotes
 from local_recall.context.why import explain_prompt
@@ -139,8 +140,13 @@ class QueryService:
             prompt = request.get("prompt")
             if not isinstance(prompt, str) or not prompt.strip():
                 raise InvalidInput("cli_why: 'prompt' must be a non-empty string")
+            environ = checked_hook_environment(request.get("hook_env", {}))
+            if environ is None:
+                raise InvalidInput("cli_why: 'hook_env' must map LOCAL_RECALL_* names to strings")
             with self._lock:
-                explained = explain_prompt(self._context.recall, prompt[: 4 * MAX_QUERY_CHARS])
+                explained = explain_prompt(
+                    self._context.recall, prompt[: 4 * MAX_QUERY_CHARS], environ=environ
+                )
             return {"ok": True, "explanation": explained.to_json()}
         listed = list_request(request)
         with self._lock:

@@ -132,8 +132,9 @@ def answer_prompt(
     daemon: bool = True,
 ) -> str:
     """The memories that bear on `prompt`, within the prompt budget; "" for none. Sure ones in
-    full, plausible ones as pointers, and (given `session_id`) none this session already saw:
-    what each prompt was shown goes to the session's record (context/seen_log.py). `claim`:
+    full, the best others as pointers by rank, and (given `session_id`) none this session
+    already saw: what each prompt was shown goes to the session's record
+    (context/seen_log.py). `claim`:
     where two handlers may answer one prompt, the one whose claim fails answers "" and records
     nothing (the record is the winner's). `warm`: a long-lived process's own warm search (the
     MCP server's), asked before the daemon; None from it: not ready, the daemon answers.

@@ -52,7 +52,6 @@ from local_recall.mcp_server.shapes import (
     timeline_window,
 )
 from local_recall.mcp_server.stdin import answerable_stdin
-from local_recall.memory.id_prefix import resolve_id
 from local_recall.memory.model import Memory, parse_memory_id
 from local_recall.memory.timestamps import format_timestamp
 from local_recall.search.limits import MAX_LIMIT

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -66,10 +68,29 @@ def test_the_model_reads_a_pointed_at_memory_by_its_short_id(project: Path, tmp_
             claude_or_fail(), ["-p", ASK, "--allowedTools", GET], cwd=project, env=env, timeout=240
         )
         bodies: list[Any] = [r.body for r in api.message_requests()]
+        why = subprocess.run(
+            [sys.executable, "-m", "local_recall", "why", ASK, "--json"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
     assert done.returncode == 0, done.stderr
     first = context_after(bodies[0], ASK)
     assert POINTER.search(first.replace("\\n", "\n")), first  # a pointer line, as printed
     assert CODEWORD not in first  # not the text
+    # the first prompt of `claude -p` is the command's: the block says how to read a pointer
+    # should the MCP tools not be offered yet
+    assert "local-recall show ID" in first
+    # nothing is sure: the line came by rank, as `why` (the hook's own selection) says
+    assert why.returncode == 0, why.stderr
+    reasons = {c["subject"]: c["tier_reason"] for c in json.loads(why.stdout)["candidates"]}
+    assert any(
+        subject.startswith("Nightly export retries") and reason.startswith("a pointer: rank")
+        for subject, reason in reasons.items()
+    ), reasons
     later = [visible_text(body) for body in bodies[1:]]
     assert any(CODEWORD in text for text in later), "get_memories did not return the memory"
 

@@ -10,7 +10,6 @@ from local_recall.context.notes import NOTICE, Note
 from local_recall.context.prompt import (
     FULL_TOKENS,
     NO_TOOLS_YET,
-    POINTER_RANKS,
     Seen,
     Tiers,
     fill_budget,
@@ -85,7 +84,6 @@ def test_after_full_text_pointers_only_for_candidates_close_to_the_best() -> Non
 
 def test_at_most_the_count() -> None:
     notes = [hit(A, 0.49), hit(B, 0.48), hit(C, 0.47), hit(D, 0.46), hit(E, 0.45)]
-    assert POINTER_RANKS == 3
     assert tiers(notes) == ([], [A, B, C])
     assert tiers(notes, pointers=1) == ([], [A])
     assert tiers(notes, pointers=0) == ([], [])  # hooks.prompt_pointers = 0: off

@@ -361,7 +361,7 @@ def test_why_shows_the_decision_and_its_inputs(repo: Path, cli: CliRunner) -> No
     assert data["decision"]["tail"] is not None and data["threshold"] == 0.5
     assert data["candidates"][0]["injected"] is True
     assert data["candidates"][0]["tier"] == "full" and data["candidates"][0]["tier_reason"]
-    assert isinstance(data["best_reached_by"], int) and data["pointer_threshold"] == 0.3
+    assert isinstance(data["best_reached_by"], int) and data["pointer_threshold"] == 0.0
     assert set(data["candidates"][0]["signals"]) >= {"cosine", "coverage", "fuzzy"}
     chat = json.loads(cli("why", "thanks!", "--json").stdout)
     assert chat["searched"] is False and chat["injected"] == [] and chat["reason"]
