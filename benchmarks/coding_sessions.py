@@ -12,8 +12,9 @@ limit); the two policies differ only in what they make of them:
 
 * *before tiers*: full text at hooks.prompt_min_score, nothing else, no memory of the session
   (every re-ask injects the same text again);
-* *tiers*: context/prompt.py's `select` with hooks.prompt_pointers and the session's
-  record (context/seen.py), as the hook runs it.
+* *tiers*: context/prompt.py's `select` with hooks.prompt_pointers, whether the prompt asks
+  something of this repository, and the session's record (context/seen.py), as the hook runs
+  it.
 
 Reported: mean tokens per session (characters / 4 of every injected block, all 12 prompts) and
 per prompt, and how many answers were in the agent's context when first asked for (shown in
@@ -28,8 +29,9 @@ from typing import Any
 
 from local_recall.context.hook_settings import HookSettings
 from local_recall.context.notes import CHARS_PER_TOKEN
-from local_recall.context.prompt import Seen, render_selection, select
+from local_recall.context.prompt import Seen, prompt_query, render_selection, select
 from local_recall.context.seen import ShownLine, seen_of, shown_line
+from local_recall.search.query_intent import asks_of_repository
 
 PATTERN = ("p1", "g1", "p2", "n1", "p3", "p1", "g2", "p4", "p2", "n2", "p3", "p4")
 
@@ -59,10 +61,10 @@ def sessions_of(rows: Sequence[tuple[Any, Any, frozenset[str]]]) -> list[list[in
 
 
 def _tokens(
-    notes: Sequence[Any], settings: HookSettings, *, tiers: bool, seen: Seen
+    notes: Sequence[Any], settings: HookSettings, *, tiers: bool, seen: Seen, asks: bool = True
 ) -> tuple[int, Any]:
     policy = settings.tiers if tiers else settings.tiers._replace(pointers=0)
-    selection = select(notes, policy, seen)
+    selection = select(notes, policy, seen, asks=asks)
     text = render_selection(selection, budget_tokens=settings.prompt_tokens)
     return len(text) // CHARS_PER_TOKEN, selection if text else None
 
@@ -84,7 +86,9 @@ def measure(
             prompt, outcome, answers = rows[index]
             seen = seen_of(record)  # what the session's context already holds
             old, old_selection = _tokens(outcome.notes, settings, tiers=False, seen=Seen())
-            new, selection = _tokens(outcome.notes, settings, tiers=True, seen=seen)
+            query = prompt_query(prompt.text) or ""
+            asks = bool(query) and asks_of_repository(query)  # as the hook decides it
+            new, selection = _tokens(outcome.notes, settings, tiers=True, seen=seen, asks=asks)
             spent_before += old
             spent_after += new
             if selection is not None:

@@ -35,8 +35,8 @@ HOW_TO_FETCH = (
 # Said once per session (the SessionStart index; the MCP server's instructions and the
 # using-memory skill say it too), so that a prompt's pointer lines need no instructions.
 POINTER_GUIDE = (
-    "Prompts may bring pointer lines `- <id> <subject> (scope)`: memories that may bear on "
-    "them; open one with get_memories (or `local-recall show ID`) only when it bears on the task."
+    "Prompts may add pointer lines `- <id> <subject>`: open one with get_memories (or "
+    "`local-recall show ID`) only if it bears on the task."
 )
 # Same rule as memory.estimate_tokens (~4 characters per token); memory.py imports yaml.
 CHARS_PER_TOKEN = 4

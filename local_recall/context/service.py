@@ -24,6 +24,7 @@ from local_recall.context.notes import Note, SummaryNote, finite
 from local_recall.context.prompt import PromptAsk
 from local_recall.context.session import SessionAsk, SessionNotes, pick_summaries, session_order
 from local_recall.lifecycle.staleness import anchors_of
+from local_recall.memory.id_prefix import PrefixLengths
 from local_recall.memory.life import Life
 from local_recall.memory.model import Memory
 from local_recall.memory.timestamps import format_timestamp
@@ -43,6 +44,7 @@ class ContextService:
         # lancedb would cost ~2 s of the prompt's time). It never re-indexes either way: the
         # daemon's watchers keep the index current, and a query never waits for them.
         self.use_index = use_index
+        self._prefixes = PrefixLengths()
 
     def search(self, query: SearchQuery) -> SearchResult:
         return self.recall.query(query, sync=False, use_index=self.use_index)
@@ -67,7 +69,8 @@ class ContextService:
 
     def with_id_chars(self, notes: list[Note]) -> list[Note]:
         """Each note with its id's shortest unique prefix in this store (a pointer prints it)."""
-        chars = self.recall.searcher.id_chars([n.id for n in notes if not n.repo])
+        memories = self.recall.searcher.loaded_memories()
+        chars = self._prefixes.of([n.id for n in notes if not n.repo], memories)
         return [note._replace(id_chars=chars.get(note.id, note.id_chars)) for note in notes]
 
     def checked(self, notes: list[Note], memories: Sequence[Memory]) -> list[Note]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from local_recall.errors import AmbiguousMemoryId, InvalidMemoryId, MemoryNotFound
 from local_recall.memory.model import Memory, parse_memory_id
@@ -68,3 +68,20 @@ def unique_prefix_length(digits: str, ordered: Sequence[str], least: int = SHOWN
             shared += 1
         common = max(common, shared)
     return min(len(digits), max(least, common + 1))
+
+
+class PrefixLengths:
+    """`unique_prefix_length` for a few ids of a store at a time, the store's ids sorted once
+    per loaded store (the daemon's and the MCP server's searcher keep theirs while unchanged)."""
+
+    def __init__(self) -> None:
+        self._source: object = None
+        self._ordered: list[str] = []
+
+    def of(self, ids: Iterable[str], memories: Mapping[str, Memory]) -> dict[str, int]:
+        """Each of `ids`' prefix length among `memories` (session summaries aside: a pointer
+        never names one)."""
+        if self._source is not memories:
+            kept = (m.id for m in memories.values() if m.kind != "session")
+            self._ordered, self._source = sorted(digits_of(i) for i in kept), memories
+        return {i: unique_prefix_length(digits_of(i), self._ordered) for i in ids}

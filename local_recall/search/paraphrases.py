@@ -12,6 +12,7 @@ from local_recall.errors import RecallError
 from local_recall.memory.likeness import paraphrase_of
 from local_recall.memory.model import Draft, Memory
 from local_recall.search.embedders import Embedder
+from local_recall.search.index.plan import row_key
 from local_recall.search.index.rows import MemoryIndex
 from local_recall.search.query import SearchQuery
 
@@ -122,7 +123,7 @@ def paraphrase_in(
         return paraphrased_memory(  # what that sync scanned: no second scan of the files
             searcher.index,
             searcher.embedder,
-            lambda memory_id: searcher.loaded_memory(store.kind, memory_id),
+            lambda memory_id: searcher.loaded_memories().get(row_key(store.kind, memory_id)),
             draft.subject,
             draft.body,
         )
@@ -136,7 +137,8 @@ def look_alikes_in(
     """`look_alikes` after a sync; {} when the index fails."""
     try:
         searcher.sync(waiting=True, background=False)
-        return look_alikes(searcher.index, searcher.loaded(store.kind), wanted)
+        loaded = [m for m in searcher.loaded_memories().values() if m.kind == store.kind]
+        return look_alikes(searcher.index, loaded, wanted)
     except RecallError:
         return {}
 

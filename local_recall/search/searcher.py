@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from local_recall.errors import IndexUnavailable
-from local_recall.memory.id_prefix import digits_of, unique_prefix_length
 from local_recall.memory.life import Life
 from local_recall.memory.model import Memory
 from local_recall.memory.store import MemoryStore
@@ -111,8 +110,6 @@ class Searcher:
         self._status = StatusFile(layout.state_dir / STATUS_FILE, clock)
         self._embedder: Embedder | None = None
         self._memories: dict[str, Memory] | None = None
-        # the memories' ids, sorted, for the loaded `_memories` they were taken from (id_chars)
-        self._ordered_ids: tuple[object, list[str]] = (None, [])
         self.changes: Changes | None = None  # from the load before the last to the last
         self._loads: dict[str, Loaded] = {}  # by kind: what `_memories` was loaded from
         self.relevance = RelevanceInputs(layout.state_dir)
@@ -162,24 +159,9 @@ class Searcher:
         self._memories = found
         return found
 
-    def loaded(self, kind: str) -> list[Memory]:
-        """The memories of `kind` as the last sync (or `load_memories`) read them."""
-        memories = self._memories if self._memories is not None else self.load_memories()
-        return [memory for memory in memories.values() if memory.kind == kind]
-
-    def id_chars(self, ids: Sequence[str]) -> dict[str, int]:
-        """Each id's shortest prefix (at least 8 hex digits) that no other memory's id starts
-        with, as a pointer prints it (memory/id_prefix.py); sorted once per loaded store."""
-        memories = self._memories if self._memories is not None else self.load_memories()
-        if self._ordered_ids[0] is not memories:
-            ordered = sorted(digits_of(m.id) for m in memories.values() if m.kind != "session")
-            self._ordered_ids = (memories, ordered)
-        ordered = self._ordered_ids[1]
-        return {i: unique_prefix_length(digits_of(i), ordered) for i in ids}
-
-    def loaded_memory(self, kind: str, memory_id: str) -> Memory | None:
-        """One memory as the last sync (or `load_memories`) read it."""
-        return (self._memories or self.load_memories()).get(row_key(kind, memory_id))
+    def loaded_memories(self) -> dict[str, Memory]:
+        """Every memory as the last sync (or `load_memories`) read it, by row key."""
+        return self._memories if self._memories is not None else self.load_memories()
 
     def sync(
         self,

@@ -174,7 +174,8 @@ def test_a_pointer_line_is_about_twenty_tokens_and_names_flags_only() -> None:
         pointer_line(hit(A, 0.4, "Run the tests with tox")) == f"- {A[:8]} Run the tests with tox"
     )
     disputed = pointer_line(hit(A, 0.4, "s", disputed="wrong since 2.0", superseded_by=B))
-    assert disputed.endswith(" [disputed] [superseded]")
+    assert disputed.endswith(" [superseded] [disputed: wrong since 2.0]")  # why: cut short
+    assert len(pointer_line(hit(A, 0.4, "s", disputed="w" * 200))) < 90
 
 
 def test_a_pointer_prints_the_shortest_unique_prefix() -> None:
@@ -256,7 +257,7 @@ def test_compaction_opens_a_new_span_of_the_session() -> None:
 def test_the_selection_records_why_each_candidate_got_its_tier() -> None:
     twin = hit(C, 0.3, "topic a alphaa betaa")._replace(body="Body of a: wordsa only here aaaaa.")
     chosen = fill_budget(
-        [hit(A, 0.9), hit(B, 0.6), twin, hit(D, 0.01)],
+        [hit(A, 0.9), hit(B, 0.6), twin, hit(D, 0.01), hit(E, 0.0)],
         budget_tokens=1500,
         min_score=0.5,
         pointers=3,
@@ -265,8 +266,9 @@ def test_the_selection_records_why_each_candidate_got_its_tier() -> None:
     reasons = dict(chosen.reasons)
     assert reasons[A] == "sure: score 0.90 >= 0.50"
     assert reasons[B] == "shown in full earlier in this session"
-    assert reasons[C] == f"states the fact of {A[:8]} (shown once)"
+    assert reasons[C] == f"states the fact of {A[:8]}"
     assert reasons[D] == "more than 1 logits under the best"
+    assert reasons[E] == "score 0.00: no evidence, or under 0.00"
 
 
 def test_tiers_say_what_a_prompts_search_asks_for_and_select_with_them() -> None:

@@ -41,15 +41,19 @@ def ask(repo: Path, **env: str) -> Any:
     return ran
 
 
+# Pointers come by rank; calibration moves a configured floor on their score (0 by default).
+FLOOR = {"LOCAL_RECALL_HOOKS_PROMPT_POINTER_MIN_SCORE": "0.3"}
+
+
 def test_pointers_followed_often_lower_the_pointer_cut_off(repo: Path, stand_in: StandIn) -> None:
-    stand_in.reply = {"ok": True, "hits": [{**HIT, "score": 0.25}]}  # under the 0.3 default
-    assert ask(repo).stdout == ""
+    stand_in.reply = {"ok": True, "hits": [{**HIT, "score": 0.25}]}  # under a 0.3 floor
+    assert ask(repo, **FLOOR).stdout == ""
     assert stand_in.requests[-1]["min_score"] == 0.3
     record(repo, outcomes(OTHER, "followed", "pointer", 300))
-    context = ask(repo).context()
+    context = ask(repo, **FLOOR).context()
     assert f"- {MEMORY_ID[:8]} Use filelock" in context  # a pointer now
     assert 0.2 <= stand_in.requests[-1]["min_score"] < 0.22  # the daemon asked lower too
-    off = ask(repo, LOCAL_RECALL_LEARNING_CALIBRATE="false")
+    off = ask(repo, **FLOOR, LOCAL_RECALL_LEARNING_CALIBRATE="false")
     assert off.stdout == "" and stand_in.requests[-1]["min_score"] == 0.3
     cache = repo / "local-recall" / "state" / "learned.json"
     assert cache.exists()
@@ -90,14 +94,14 @@ def test_a_planted_cache_is_not_believed(repo: Path, stand_in: StandIn) -> None:
     """state/learned.json with cut-offs no calibration can give (and the right key) is
     computed again: a prompt gets today's tiers, not the file's."""
     stand_in.reply = {"ok": True, "hits": [{**HIT, "score": 0.25}]}
-    assert ask(repo).stdout == ""  # writes the cache with its key
+    assert ask(repo, **FLOOR).stdout == ""  # writes the cache with its key
     cache = repo / "local-recall" / "state" / "learned.json"
     import json
 
     data = json.loads(cache.read_text())
     data["learned"] = {"min_score": 0.0, "pointer_min_score": 0.0, "factors": {}}
     cache.write_text(json.dumps(data))
-    assert ask(repo).stdout == ""
+    assert ask(repo, **FLOOR).stdout == ""
     assert stand_in.requests[-1]["min_score"] == 0.3
 
 
