@@ -77,8 +77,8 @@ def prompt_answer(
         notes = [note for note in notes if not note.unreviewed]
     if learned.factors:  # [learning] track_record: the order among these hits
         notes = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in notes]
-    if settings.learn_disputed and any(note.unreviewed for note in notes):
-        notes = with_disputes(layout, notes, report)
+    if not settings.learn_disputed:  # [learning] disputed off: a dispute holds nothing back
+        notes = [note._replace(disputed="") if note.disputed else note for note in notes]
     selection = select(notes, tiers, seen_of(read_shown(layout.state_dir, session_id)))
     text = render_selection(selection, budget_tokens=settings.prompt_tokens)
     if not text:
@@ -87,26 +87,6 @@ def prompt_answer(
         return PromptAnswer(text, None)
     at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return PromptAnswer(text, shown_line(selection, at=at, prompt_id=prompt_id))
-
-
-def with_disputes(layout: Layout, notes: list[Note], report: Report) -> list[Note]:
-    """[learning] disputed: a memory a session found wrong, that no person has accepted,
-    edited or rejected since (it is still unreviewed: the pass marked it so), carries why: a
-    pointer at most (context/prompt.py). Only when a hit is unreviewed are the usage files
-    read, and of them only the lines that say "disputed"."""
-    from local_recall.learning.usage_log import read_disputes
-
-    try:
-        disputes = read_disputes(layout)
-    except Exception as exc:  # fail open: the hits as they are
-        report("WARNING", f"disputes not read: {exc!r}")
-        return notes
-    return [
-        note._replace(disputed=disputes[note.id])
-        if note.unreviewed and note.id in disputes
-        else note
-        for note in notes
-    ]
 
 
 def learned_tiers(tiers: Tiers, learned: Learned) -> Tiers:

@@ -50,6 +50,8 @@ def explain_prompt(recall: Recall, prompt: str, *, sync: bool = False) -> Explan
     notes = [hit_note(hit) for hit in result.hits]
     every = recall.config.review.inject_unreviewed
     kept = [n for n in notes if every or not n.unreviewed]
+    if not recall.config.learning.disputed:  # as the hook: a dispute then holds nothing back
+        kept = [n._replace(disputed="") for n in kept]
     tiers = Tiers(
         hooks.prompt_tokens,
         hooks.prompt_min_score,
@@ -104,7 +106,7 @@ def _learned(recall: Recall, ids: list[str]) -> tuple[_Learning, dict[str, dict[
     learned = read_learned(recall.layout, settings, now)
     if not config.calibrate and not config.track_record:
         return _Learning(learned, None), {}
-    outcomes = read_outcomes(recall.layout)
+    outcomes = read_outcomes(recall.layout, now)
     calibration = calibrate(
         outcomes,
         min_score=hooks.prompt_min_score,

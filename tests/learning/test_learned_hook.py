@@ -1,6 +1,6 @@
-"""What the prompt hook learns from the committed outcomes (learning/learned.py), as Claude
+"""What the prompt hook learns from this user's outcomes (learning/learned.py), as Claude
 Code runs it: a real hook subprocess, a stand-in daemon answering from literals, the outcomes
-in local-recall/usage/ as usage_log.py writes them."""
+in state/outcomes.jsonl as usage_log.py writes them."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def outcomes(memory: str, use: str, tier: str, count: int, start: int = 0) -> li
 
 
 def record(repo: Path, items: list[Outcome]) -> None:
-    append_outcomes(Layout(repo), items, writer="0123456789abcdef")
+    append_outcomes(Layout(repo), items)
 
 
 # both are off by default (benchmarks/README.md#learning-from-sessions): these tests turn them on
@@ -101,7 +101,34 @@ def test_a_planted_cache_is_not_believed(repo: Path, stand_in: StandIn) -> None:
     assert stand_in.requests[-1]["min_score"] == 0.3
 
 
-def test_an_unreadable_usage_folder_leaves_the_prompt_alone(repo: Path, stand_in: StandIn) -> None:
-    (repo / "local-recall" / "usage").symlink_to(repo)  # usage_log reads nothing through it
+def test_an_unreadable_outcome_record_leaves_the_prompt_alone(
+    repo: Path, stand_in: StandIn
+) -> None:
+    state = repo / "local-recall" / "state"
+    state.mkdir(exist_ok=True)
+    (state / "outcomes.jsonl").symlink_to(repo)  # usage_log reads nothing through it
     ran = ask(repo)
     assert str(HIT["body"]) in ran.context()
+
+
+def test_a_nan_in_the_cache_is_not_believed(repo: Path, stand_in: StandIn) -> None:
+    """`NaN` passes a `> 0.1` check (it compares false with everything): a planted cache with
+    the right key and a NaN cut-off would silence every prompt for the day."""
+    stand_in.reply = {"ok": True, "hits": [HIT]}
+    assert str(HIT["body"]) in ask(repo).context()  # writes the cache with its key
+    cache = repo / "local-recall" / "state" / "learned.json"
+    text = cache.read_text()
+    for planted in ('"min_score":NaN', '"min_score":Infinity'):
+        cache.write_text(text.replace('"min_score":0.5', planted, 1))
+        assert planted in cache.read_text()
+        context = ask(repo).context()
+        assert str(HIT["body"]) in context
+        assert stand_in.requests[-1]["min_score"] == 0.3
+
+
+def test_a_cache_nested_past_the_parser_is_not_believed(repo: Path, stand_in: StandIn) -> None:
+    stand_in.reply = {"ok": True, "hits": [HIT]}
+    state = repo / "local-recall" / "state"
+    state.mkdir(exist_ok=True)
+    (state / "learned.json").write_text("[" * 100_000 + "]" * 100_000)
+    assert str(HIT["body"]) in ask(repo).context()
