@@ -130,3 +130,15 @@ def test_the_committed_usage_folder_of_earlier_versions_is_read_for_doctor_only(
     # none of it is this user's record
     assert read_outcomes(layout, NOW) == []
     assert not os.path.exists(outcomes_path(layout))
+
+
+def test_a_session_record_nested_past_the_parser_loses_that_line_only(tmp_path: Path) -> None:
+    from local_recall.learning.shown import ShownLine, record_path
+    from local_recall.learning.usage_log import read_shown
+
+    layout = _layout(tmp_path)
+    good = ShownLine(AT, "p1", (A,), (B,))
+    path = record_path(layout.state_dir, "session-1")
+    path.parent.mkdir(parents=True)
+    path.write_text("[" * 1000 + "]" * 1000 + "\n" + '{"full": [[]]}\n' + good.to_line())
+    assert read_shown(layout.state_dir, "session-1")[-1] == good
