@@ -245,3 +245,13 @@ def test_a_hostile_dispute_in_one_file_leaves_the_others_listed(repo: Path, cli:
     assert checked.returncode == 1 and "'disputed' must be" in checked.stdout
     doctor = cli("doctor", "--json")
     assert doctor.stdout.startswith("[") and "Traceback" not in doctor.stderr
+
+
+def test_a_listed_memory_carries_its_dispute_into_the_session_start_index() -> None:
+    from local_recall.context.service import memory_note
+    from local_recall.context.session import index_line
+
+    memory = parse_memory_text(MEMORY_TEXT, Path(f"{MEMORY_ID}.md"))
+    note = memory_note(memory)
+    assert note.disputed == WHY and note_from_json(note.to_json()) == note
+    assert index_line(note).endswith(f"[unreviewed] [disputed: {WHY}]")
