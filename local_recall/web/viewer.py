@@ -48,6 +48,15 @@ from local_recall.web.stats import extraction_warning, gather_stats
 from local_recall.web.transcript import session_turns
 
 MAX_FILE_VIEW_BYTES = 512_000
+Usage = Mapping[str, dict[str, int]] | None  # memory id -> how this user's sessions used it
+
+
+def usage_of(recall: Recall) -> dict[str, dict[str, int]]:
+    """How this user's sessions used each memory, from their record in state/ (bounded, bad
+    lines skipped): what a memory's page and the review queue show."""
+    return usage_counts(read_outcomes(recall.layout))
+
+
 STATE_SECONDS = 30.0
 _FRONTMATTER = re.compile(
     r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
@@ -161,19 +170,9 @@ class Viewer:
         with self.lock:
             memory = self._get(memory_id)
             stale = self.stale().get(memory.id)
-        return self.detail(memory, stale, self.usage())
+        return self.detail(memory, stale, usage_of(self.recall))
 
-    def usage(self) -> dict[str, dict[str, int]]:
-        """How this user's sessions used each memory, from their record in state/ (bounded,
-        skipped lines counted there): what a memory's page and the review queue show."""
-        return usage_counts(read_outcomes(self.recall.layout))
-
-    def detail(
-        self,
-        memory: Memory,
-        stale: Stale | None,
-        usage: Mapping[str, dict[str, int]] | None = None,
-    ) -> dict[str, Any]:
+    def detail(self, memory: Memory, stale: Stale | None, usage: Usage = None) -> dict[str, Any]:
         data = memory_row(memory, stale)
         data.update(
             usage=(usage or {}).get(memory.id),
@@ -251,7 +250,7 @@ class Viewer:
         with self.lock:
             stale = self.stale()
             queue = self.recall.unreviewed()
-            usage = self.usage()
+            usage = usage_of(self.recall)
             return [self.detail(m, stale.get(m.id), usage) for m in queue]
 
     def stale_list(self) -> list[dict[str, Any]]:
