@@ -40,6 +40,7 @@ HIT_COLUMNS: Final = (
     "content_hash",
     "unreviewed",
     "superseded_by",
+    "disputed",
     "commit",
     "vector",
     "passages",
@@ -63,6 +64,7 @@ def dataset_schema(dim: int, metadata: Mapping[str, str]) -> pa.Schema:
             pa.field("content_hash", pa.string()),
             pa.field("unreviewed", pa.bool_()),
             pa.field("superseded_by", pa.string()),
+            pa.field("disputed", pa.string()),  # why a session found it wrong (its reason)
             pa.field("commit", pa.string()),  # HEAD when this row was published
             pa.field("document", pa.string()),  # what the full-text index reads
             pa.field("fp", pa.string()),  # plan.row_fingerprint / plan.meta_fingerprint
@@ -93,6 +95,7 @@ def memory_record(
         "content_hash": memory.content_hash,
         "unreviewed": memory.unreviewed,
         "superseded_by": memory.superseded_by,
+        "disputed": memory.disputed.reason if memory.disputed else None,
         "commit": commit,
         "document": fts_document(memory, memory.keywords),
         "fp": fp,
@@ -122,6 +125,7 @@ def meta_record(identity: RepoIdentity, stats: TermStats, *, fp: str, dim: int) 
         "content_hash": None,
         "unreviewed": False,
         "superseded_by": None,
+        "disputed": None,
         "commit": identity.commit,
         "document": "",
         "fp": fp,
