@@ -255,3 +255,40 @@ def test_a_listed_memory_carries_its_dispute_into_the_session_start_index() -> N
     note = memory_note(memory)
     assert note.disputed == WHY and note_from_json(note.to_json()) == note
     assert index_line(note).endswith(f"[unreviewed] [disputed: {WHY}]")
+
+
+def test_search_prints_a_hits_dispute() -> None:
+    from local_recall.cli.render import search_output
+
+    hit = {**HIT, "disputed": WHY, "repo": "acme/api"}
+    out, _ = search_output({"hits": [hit]}, as_json=False, org=True)
+    assert out.rstrip().endswith(f"[disputed: {WHY}]") and "[acme/api]" in out
+
+
+def test_doctor_names_skipped_outcomes_a_legacy_folder_and_open_disputes() -> None:
+    from local_recall.cli.health import check_learned
+    from local_recall.learning.usage_log import UsageRead
+
+    mine = UsageRead([], 2, ())
+    old = UsageRead([Outcome(MEMORY_ID, SESSION, NOW, "full", "disputed", FORGED)], 1, ())
+    checks = list(check_learned(lambda: mine, lambda: old, lambda: [(MEMORY_ID, WHY)]))
+    assert [(c.name, c.status) for c in checks] == [
+        ("outcomes", "warn"),
+        ("usage folder", "warn"),
+        ("disputed", "warn"),
+    ]
+    assert "2 lines" in checks[0].detail
+    assert MEMORY_ID[:8] in checks[1].detail and FORGED not in checks[1].detail
+    assert f"1 memories a session found wrong ({MEMORY_ID[:8]}: {WHY})" in checks[2].detail
+    clean = list(check_learned(lambda: UsageRead([], 0, ()), lambda: None, lambda: []))
+    assert [(c.name, c.status) for c in clean] == [("disputed", "ok")]
+
+
+def test_why_points_at_a_disputed_memory_as_the_hook_does(repo: Path, cli: CliRunner) -> None:
+    memory = _add(cli, "Run tests with make test", "Run the test suite with make test.")
+    asked = ("why", "how do I run the tests with make test?", "--json")
+    before = json.loads(cli(*asked).stdout)
+    assert memory in before["injected"]
+    _dispute_in_file(repo, memory)
+    after = json.loads(cli(*asked).stdout)
+    assert memory not in after["injected"] and memory in after["pointers"]
