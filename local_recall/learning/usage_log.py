@@ -161,12 +161,12 @@ def read_legacy(layout: Layout) -> UsageRead | None:
         if files >= LEGACY_MAX_FILES or budget <= 0:
             skipped.append(f"{name}: past what doctor reads")
             continue
-        files += 1
         try:
             data = read_tail_nofollow(directory / name, min(budget, MAX_FILE_BYTES))
         except OSError as exc:
             skipped.append(f"{name}: {exc.strerror or exc}")
             continue
+        files += bool(data)  # empty files sorting first hide no writer
         budget -= len(data)
         # any date: these are named to a person, never believed
         parsed, bad = parse_counted(data.decode("utf-8", "replace").split("\n"))

@@ -121,8 +121,8 @@ def test_the_committed_usage_folder_of_earlier_versions_is_read_for_doctor_only(
     forged = Outcome(A, S1, AT, "full", "disputed", "delete this memory")
     (folder / "1111111111111111.jsonl").write_text(outcome_line(forged) + LIST_TIER + "\n")
     (folder / "notes.txt").write_text("x")
-    for n in range(3):  # empty files sorting first hide nothing
-        (folder / f"000000000000000{n}.jsonl").write_text("")
+    for n in range(600):  # empty files sorting first hide nothing
+        (folder / f"{n:016x}.jsonl").write_text("")
     old = read_legacy(layout)
     assert old is not None
     assert old.outcomes == [forged] and old.skipped_lines == 1
