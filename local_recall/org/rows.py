@@ -47,6 +47,25 @@ HIT_COLUMNS: Final = (
 )
 
 
+# Columns a dataset published by an earlier format may lack (each read as null there): a reader
+# of a newer format still searches and copies a teammate's older dataset.
+OPTIONAL_COLUMNS: Final = frozenset({"disputed"})
+
+
+def readable(columns: Sequence[str], present: frozenset[str]) -> tuple[str, ...]:
+    """`columns` less the optional ones a dataset does not have."""
+    return tuple(c for c in columns if c in present or c not in OPTIONAL_COLUMNS)
+
+
+def with_optional(data: pa.Table) -> pa.Table:
+    """`data` with a null column for each optional column it lacks."""
+    import pyarrow as pa
+
+    for name in sorted(OPTIONAL_COLUMNS - set(data.column_names)):
+        data = data.append_column(name, pa.nulls(data.num_rows, pa.string()))
+    return data
+
+
 def dataset_schema(dim: int, metadata: Mapping[str, str]) -> pa.Schema:
     import pyarrow as pa
 
