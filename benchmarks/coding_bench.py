@@ -119,15 +119,7 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
             kept = [n for n in found if settings.inject_unreviewed or not n.unreviewed]
             # the hook's own selection (context/hook_answers.choose): the same filters, tiers
             # and question of whether the prompt asks something of this repository
-            selection = choose(
-                query,
-                found,
-                settings,
-                recall.layout,
-                lambda level, message: None,
-                settings.tiers,
-                static(settings.learning),
-            )
+            selection = choose(query, found, settings, settings.tiers, static(settings.learning))
             context = render_selection(selection, budget_tokens=settings.prompt_tokens)
             if context:
                 shown = tuple(n.id for n in selection.shown)

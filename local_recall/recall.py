@@ -408,5 +408,7 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
         summaries=recall.summaries if config.summaries.enabled else None,
         similar=lambda text, count: paraphrases.similar_memories(recall.searcher, text, count),
         neighbours=neighbours,
-        signals=learned.session_signals(recall.layout, recall.memories, config.learning),
+        signals=learned.session_signals(
+            recall.layout, recall.memories, config.learning, settings.clock
+        ),
     )

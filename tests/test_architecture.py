@@ -138,6 +138,7 @@ PURE = frozenset(
         "claude_code.hooks.gate",
         "claude_code.hooks.guard",
         "memory.model",
+        "memory.dispute",
         "memory.timestamps",
         "memory.id_prefix",
         "memory.scope_moves",

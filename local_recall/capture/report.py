@@ -31,7 +31,7 @@ class PassReport:
     thinking_created: int = 0
     summaries_written: int = 0  # session summaries created or updated (session-summaries/)
     summary_calls: int = 0  # of `api_calls`: summary requests that returned an answer
-    # what sessions did with the memories shown them, newly noted (local-recall/usage/)
+    # what sessions did with the memories shown them, newly noted (state/outcomes.jsonl)
     outcomes_recorded: int = 0
     created_ids: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()

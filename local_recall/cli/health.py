@@ -6,7 +6,7 @@ is started. No click here: `cli/setup.py` prints them with the other checks (doc
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -100,21 +100,24 @@ def check_unreviewed(count: Callable[[], int]) -> Iterable[Check]:
 
 
 def check_learned(
-    read: Callable[[], UsageRead], unreviewed: Callable[[], Collection[str]]
+    read: Callable[[], UsageRead],
+    legacy: Callable[[], UsageRead | None],
+    disputed: Callable[[], Iterable[tuple[str, str]]],
 ) -> Iterable[Check]:
-    """What local-recall/usage/ holds that a person must see (docs/hooks.md#what-is-learned):
-    entries and lines that were skipped (a hostile or broken file), and the memories a session
-    found wrong that no person has accepted, edited or rejected since."""
+    """What a person must see of what is learned (docs/hooks.md#what-is-learned): lines of
+    this user's outcomes (state/) that were skipped, a committed local-recall/usage/ left from
+    earlier versions (read for nothing: how to retire it), and the memories whose frontmatter
+    says a session found them wrong, (id, reason), until a person settles them."""
     try:
-        usage, waiting = read(), frozenset(unreviewed())
+        usage, old, open_ = read(), legacy(), sorted(disputed())
     except RecallError as exc:
         yield Check("disputed", WARN, f"cannot tell: {exc}")
         return
     if usage.skipped_files or usage.skipped_lines:
         what = [*usage.skipped_files[:3], f"{usage.skipped_lines} lines that do not validate"]
-        yield Check("usage files", WARN, "local-recall/usage/: skipped " + "; ".join(what))
-    disputes = {o.memory_id: o.reason for o in usage.outcomes if o.use == "disputed"}
-    open_ = sorted((i, why) for i, why in disputes.items() if i in waiting)
+        yield Check("outcomes", WARN, "state/outcomes.jsonl: skipped " + "; ".join(what))
+    if old is not None:
+        yield Check("usage folder", WARN, legacy_detail(old))
     if not open_:
         yield Check("disputed", OK, "none")
         return
@@ -125,6 +128,24 @@ def check_learned(
         WARN,
         f"{len(open_)} memories a session found wrong ({listed}{more}), shown as pointers "
         "until a person settles them: `local-recall review` (accept, edit or reject)",
+    )
+
+
+def legacy_detail(old: UsageRead) -> str:
+    """How to retire the committed local-recall/usage/ of earlier versions. Its disputes are
+    named by memory id only: they are lines nobody reviewed, so their text is not repeated."""
+    named = sorted({o.memory_id[:8] for o in old.outcomes if o.use == "disputed"})
+    disputes = (
+        f"; its {len(named)} disputed memories ({', '.join(named[:5])}"
+        f"{' …' if len(named) > 5 else ''}) are not applied: `local-recall show ID` and "
+        "`local-recall review` if one needs a look"
+        if named
+        else ""
+    )
+    return (
+        "local-recall/usage/ is no longer written or read (outcomes stay in this user's "
+        "state/, a dispute is written in the memory's frontmatter)"
+        f"{disputes}; retire it: `git rm -r local-recall/usage` and commit"
     )
 
 

@@ -136,6 +136,8 @@ def show(app: AppContext, memory_id: str, as_json: bool) -> None:
     click.echo(f"keywords:    {', '.join(memory.keywords)}")
     if memory.source:
         click.echo(f"source:      {memory.source}")
+    if memory.disputed:  # a session found it wrong: `review` settles it
+        click.echo(f"disputed:    {memory.disputed.reason}")
     click.echo(f"path:        {memory.path}")
     click.echo("")
     click.echo(memory.body)

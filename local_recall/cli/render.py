@@ -22,7 +22,11 @@ def search_output(reply: Mapping[str, Any], *, as_json: bool, org: bool) -> tupl
     else:
         lines = []
         for hit in hits:
-            life = (("stale", hit.get("stale")), ("branch", hit.get("branch")))
+            life = (
+                ("disputed", hit.get("disputed")),
+                ("stale", hit.get("stale")),
+                ("branch", hit.get("branch")),
+            )
             flags = "".join(f"  [{name}: {value}]" for name, value in life if value)
             repo = hit.get("repo")
             where = f"[{repo}]  " if repo else ("[this repo]  " if org else "")
@@ -53,10 +57,19 @@ def list_output(reply: Mapping[str, Any], *, as_json: bool) -> str:
     rows: Sequence[Mapping[str, Any]] = reply.get("rows") or ()
     if as_json:
         return json_text(list(rows))
-    return "".join(
-        f"{str(row['occurred_at'])[:10]}  {row['id']}  {row['applies_to']:<20}  {row['subject']}\n"
+    lines = (
+        f"{str(row['occurred_at'])[:10]}  {row['id']}  {row['applies_to']:<20}  {row['subject']}"
+        + disputed_flag(row)
         for row in rows
     )
+    return "".join(printable(line) + "\n" for line in lines)
+
+
+def disputed_flag(row: Mapping[str, Any]) -> str:
+    """`  [disputed: why]` for a memory's JSON whose frontmatter holds a dispute, else ""."""
+    dispute = row.get("disputed")
+    reason = dispute.get("reason") if isinstance(dispute, Mapping) else dispute
+    return f"  [disputed: {reason}]" if isinstance(reason, str) and reason else ""
 
 
 def skipped_problems(reply: Mapping[str, Any]) -> list[InvalidMemoryFile]:

@@ -11,7 +11,6 @@ import click
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
 from local_recall.daemon.cli_queries import memory_row
 from local_recall.errors import InvalidInput, RecallError
-from local_recall.learning.usage_log import read_disputes
 from local_recall.memory.model import Memory
 from local_recall.memory.timestamps import format_timestamp
 from local_recall.recall import look_alikes
@@ -40,23 +39,18 @@ def review(ctx: click.Context, as_list: bool, as_json: bool) -> None:
     if as_json:
         queue = app.recall.unreviewed()
         alike = look_alikes(app.recall, [m.id for m in queue])
-        disputed = read_disputes(app.recall.layout)
         emit_json(
-            [
-                {**m.to_json(), "looks_like": alike.get(m.id), "disputed": disputed.get(m.id)}
-                for m in queue
-            ]
+            [{**m.to_json(), "looks_like": alike.get(m.id), "disputed": _reason(m)} for m in queue]
         )
     elif as_list:
         queue = app.recall.unreviewed()
         alike = look_alikes(app.recall, [m.id for m in queue])
-        disputed = read_disputes(app.recall.layout)
         for memory in queue:
             click.echo(
                 f"{format_timestamp(memory.occurred_at)[:10]}  {memory.id}  {memory.subject}"
                 + (f"  [superseded by {memory.superseded_by}]" if memory.superseded_by else "")
                 + (f"  [looks like {alike[memory.id]}]" if memory.id in alike else "")
-                + (f"  [disputed: {disputed[memory.id]}]" if memory.id in disputed else "")
+                + (f"  [disputed: {memory.disputed.reason}]" if memory.disputed else "")
             )
     elif sys.stdin is None or not sys.stdin.isatty():
         raise InvalidInput(NOT_A_TERMINAL)
@@ -79,11 +73,8 @@ def accept(app: AppContext, ids: Sequence[str], accept_all: bool, as_json: bool)
         raise InvalidInput("give memory ids, or --all (not both)")
     # --all never settles a contradiction: a superseded or disputed memory is kept only by its id
     queue = app.recall.unreviewed()
-    disputed = read_disputes(app.recall.layout) if accept_all else {}
     wanted = (
-        [m.id for m in queue if not m.superseded_by and m.id not in disputed]
-        if accept_all
-        else list(ids)
+        [m.id for m in queue if not m.superseded_by and not m.disputed] if accept_all else list(ids)
     )
     accepted = app.recall.accept(wanted)
     if as_json:
@@ -135,13 +126,12 @@ def _walk(app: AppContext) -> None:
     done = {"accepted": 0, "edited": 0, "rejected": 0, "skipped": 0, "merged": 0}
     stale = _stale_reasons(app)
     alike = look_alikes(app.recall, [m.id for m in queue])
-    disputed = read_disputes(app.recall.layout)
     merged: set[str] = set()
     for number, memory in enumerate(queue, start=1):
         if memory.id in merged:  # merged away with an earlier one
             continue
         twin = alike.get(memory.id) if alike.get(memory.id) not in merged else None
-        _show(memory, number, len(queue), stale.get(memory.id), disputed.get(memory.id))
+        _show(memory, number, len(queue), stale.get(memory.id), _reason(memory))
         if twin is not None:
             click.secho(f"looks like {twin}: {_subject(app, twin)}", fg="yellow")
         action = _ask(still_true=memory.id in stale, can_merge=twin is not None)
@@ -200,6 +190,11 @@ def _show(
     click.echo("")
     click.echo(memory.body)
     click.echo("")
+
+
+def _reason(memory: Memory) -> str | None:
+    """Why a session found it wrong (its `disputed:` key), None when none did."""
+    return memory.disputed.reason if memory.disputed else None
 
 
 def _subject(app: AppContext, memory_id: str) -> str:

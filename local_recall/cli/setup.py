@@ -37,7 +37,7 @@ from local_recall.doctor import (
     check_stale,
 )
 from local_recall.errors import RecallError
-from local_recall.learning.usage_log import read_usage
+from local_recall.learning.usage_log import read_legacy, read_usage
 from local_recall.logs import escape_controls, log_to_repo
 from local_recall.recall import Recall
 from local_recall.repo.git_exclude import exclude_locally
@@ -291,7 +291,11 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
         checks.extend(check_stale(lambda: len(recall().stale_memories())))
         checks.extend(check_unreviewed(lambda: len(recall().unreviewed())))
         checks.extend(
-            check_learned(lambda: read_usage(layout), lambda: [m.id for m in recall().unreviewed()])
+            check_learned(
+                lambda: read_usage(layout),
+                lambda: read_legacy(layout),
+                lambda: [(m.id, m.disputed.reason) for m in recall().unreviewed() if m.disputed],
+            )
         )
         if isinstance(opened, Recall):
             scopes = [(m.id, m.applies_to) for m in opened.scan().memories]

@@ -85,7 +85,7 @@ def prompt_answer(
     if notes is None:
         return NOTHING
     seen = seen_of(read_shown(layout.state_dir, session_id))
-    selection = choose(query, notes, settings, layout, report, tiers, learned, seen)
+    selection = choose(query, notes, settings, tiers, learned, seen)
     text = render_selection(selection, budget_tokens=settings.prompt_tokens, tools=tools)
     if not text:
         return NOTHING
@@ -99,8 +99,6 @@ def choose(
     query: str,
     notes: list[Note],
     settings: HookSettings,
-    layout: Layout,
-    report: Report,
     tiers: Tiers,
     learned: Learned,
     seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
@@ -114,8 +112,8 @@ def choose(
         notes = [note for note in notes if not note.unreviewed]
     if learned.factors:  # [learning] track_record: the order among these hits
         notes = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in notes]
-    if settings.learn_disputed and any(note.unreviewed for note in notes):
-        notes = with_disputes(layout, notes, report)
+    if not settings.learn_disputed:  # [learning] disputed off: a dispute holds nothing back
+        notes = [note._replace(disputed="") if note.disputed else note for note in notes]
     return select(notes, tiers, seen, asks=asks_of_repository(query))
 
 
@@ -125,26 +123,6 @@ def tools_ready(agent: str, *, server: bool) -> bool:
     hooks.md#two-handlers-one-answer), and Claude Code offers MCP tools from the request after
     the servers connect: until then a pointer is opened with `local-recall show`."""
     return server or agent != "claude_code"
-
-
-def with_disputes(layout: Layout, notes: list[Note], report: Report) -> list[Note]:
-    """[learning] disputed: a memory a session found wrong, that no person has accepted,
-    edited or rejected since (it is still unreviewed: the pass marked it so), carries why: a
-    pointer at most (context/prompt.py). Only when a hit is unreviewed are the usage files
-    read, and of them only the lines that say "disputed"."""
-    from local_recall.learning.usage_log import read_disputes
-
-    try:
-        disputes = read_disputes(layout)
-    except Exception as exc:  # fail open: the hits as they are
-        report("WARNING", f"disputes not read: {exc!r}")
-        return notes
-    return [
-        note._replace(disputed=disputes[note.id])
-        if note.unreviewed and note.id in disputes
-        else note
-        for note in notes
-    ]
 
 
 def learned_tiers(tiers: Tiers, learned: Learned) -> Tiers:

@@ -56,8 +56,8 @@ class Note(NamedTuple):
     unreviewed: bool = False  # no person has reviewed it yet (docs/team.md#review)
     superseded_by: str = ""  # the id of a newer memory that replaced it, else empty
     repo: str = ""  # an org hit's repository (its memory is not in this store), else empty
-    # why a session found it wrong, while no person has looked (docs/hooks.md#what-is-learned):
-    # a pointer at most. Set by the hook from the usage files, never sent over the socket.
+    # why a session found it wrong, while no person has settled it (the memory's `disputed:`
+    # key, docs/team.md#disputed-memories): a pointer at most
     disputed: str = ""
     # its track record's order factor (learning/track.py), set by the hook from what sessions
     # did with it; never sent over the socket (each process reads the record itself)
@@ -80,7 +80,7 @@ class Note(NamedTuple):
         }
         if self.body:
             data["body"] = self.body
-        for key in ("stale", "branch", "unreviewed", "superseded_by", "repo"):
+        for key in ("stale", "branch", "unreviewed", "superseded_by", "repo", "disputed"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
         return data
@@ -140,7 +140,15 @@ def note_from_json(data: object) -> Note | None:
         unreviewed=data.get("unreviewed") is True,
         superseded_by=replaced if isinstance(replaced := data.get("superseded_by"), str) else "",
         repo=repo if isinstance(repo := data.get("repo"), str) else "",
+        disputed=_dispute_reason(data.get("disputed")),
     )
+
+
+def _dispute_reason(value: object) -> str:
+    """A hit's `disputed` (its reason) or a memory's (a mapping holding it); else ""."""
+    if isinstance(value, Mapping):
+        value = value.get("reason")
+    return value if isinstance(value, str) else ""
 
 
 def finite(value: object) -> float:

@@ -157,6 +157,7 @@ def hit_note(hit: SearchHit) -> Note:
         unreviewed=memory.unreviewed,
         superseded_by=memory.superseded_by or "",
         repo=hit.repo or "",
+        disputed=memory.disputed.reason if memory.disputed else "",
     )
 
 
@@ -179,6 +180,7 @@ def memory_note(memory: Memory, life: Life | None = None) -> Note:
         branch=(life.branch or "") if life else "",
         unreviewed=memory.unreviewed,
         superseded_by=memory.superseded_by or "",
+        disputed=memory.disputed.reason if memory.disputed else "",
     )
 
 

@@ -63,7 +63,7 @@ def explain_prompt(
     notes = ContextService(recall).with_id_chars([hit_note(hit) for hit in result.hits])
     learning, records = _learned(recall, [hit.id for hit in result.hits], settings)
     tiers = learned_tiers(settings.tiers, learning.learned)
-    chosen = choose(query, notes, settings, recall.layout, _unreported, tiers, learning.learned)
+    chosen = choose(query, notes, settings, tiers, learning.learned)
     every = settings.inject_unreviewed
     return Explanation(
         prompt,
@@ -91,10 +91,6 @@ def explain_prompt(
     )
 
 
-def _unreported(level: str, message: str) -> None:
-    """`why` shows what it found; a learning file it could not read is the hook's to log."""
-
-
 class _Learning(NamedTuple):
     learned: Learned  # what the hook decides with
     summary: dict[str, object] | None  # for the explanation (None: nothing is learned)
@@ -110,7 +106,7 @@ def _learned(
     learned = read_learned(recall.layout, settings, now)
     if not settings.calibrate and not settings.track_record:
         return _Learning(learned, None), {}
-    outcomes = read_outcomes(recall.layout)
+    outcomes = read_outcomes(recall.layout, now)
     calibration = calibrate(
         outcomes,
         min_score=settings.min_score,

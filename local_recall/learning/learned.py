@@ -1,29 +1,31 @@
 """What the prompt hook uses of the sessions' outcomes: the calibrated cut-offs
 (calibration.py) and the track records' order factors (track.py), computed once and kept in
-state/learned.json while the usage files, the settings and the day are unchanged
-(docs/hooks.md#what-is-learned).
+state/learned.json while this user's outcomes (state/outcomes.jsonl), the settings and the day
+are unchanged (docs/hooks.md#what-is-learned).
 
-A prompt costs a listing of local-recall/usage/ (a stat per writer) and, in a hook process,
-reading that small JSON; a long-lived process (the daemon, the MCP server) keeps the last answer
-in memory under the same key. The outcomes are only parsed when a usage file changed, a
-setting changed or a day passed (the decay). The cache sits in state/, which a hostile checkout
-may have planted: a value outside what calibration and the track record can produce is not
-used (the answer is computed again).
+A prompt costs a stat of state/outcomes.jsonl and, in a hook process, reading that small JSON;
+a long-lived process (the daemon, the MCP server) keeps the last answer in memory under the
+same key. The outcomes are only parsed when they changed, a setting changed or a day passed
+(the decay). The cache sits in state/, which a hostile checkout may have planted: a value
+outside what calibration and the track record can produce (NaN and infinities included) is not
+used, and a file that does not parse, whatever it raises, is not either (the answer is computed
+again).
 """
 
 # No `from __future__ import annotations` and NamedTuples: the prompt hook imports this.
 
 import contextlib
 import json
+import math
 import os
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from local_recall.repo.files import read_bytes_nofollow, through_symlink
 from local_recall.repo.layout import Layout
 
 CACHE = "learned.json"
-USAGE_DIRNAME = "usage"  # learning/usage_log.py's folder (not imported: it loads subprocess)
+OUTCOMES_FILE = "outcomes.jsonl"  # learning/usage_log.py's record in state/ (kept light here)
 MAX_CACHE_BYTES = 4 * 1024 * 1024
 _SPAN = 0.2 + 1e-9  # track.TRACK_SPAN
 _SHIFT = 0.1 + 1e-9  # calibration.MAX_SHIFT
@@ -50,19 +52,26 @@ def static(settings: LearnSettings) -> Learned:
 
 
 def usage_key(layout: Layout) -> list[Any]:
-    """The usage files' identity: name, inode, mtime and size of each entry."""
-    directory = layout.recall_dir / USAGE_DIRNAME
-    if through_symlink(directory):
+    """The outcomes' identity: inode, mtime and size of state/outcomes.jsonl."""
+    path = layout.state_dir / OUTCOMES_FILE
+    if through_symlink(layout.state_dir):
         return ["symlink"]  # usage_log reads nothing through a link
     try:
-        with os.scandir(directory) as entries:
-            key = []
-            for entry in entries:
-                info = entry.stat(follow_symlinks=False)
-                key.append([entry.name, info.st_ino, info.st_mtime_ns, info.st_size])
+        info = os.stat(path, follow_symlinks=False)
     except OSError:
         return []
-    return sorted(key)
+    return [info.st_ino, info.st_mtime_ns, info.st_size]
+
+
+def _near(value: Any, centre: float, span: float) -> TypeGuard[float]:
+    """A finite number within `span` of `centre` (NaN compares false with everything, so
+    `abs(nan - 1) > span` would let it through)."""
+    return (
+        isinstance(value, float | int)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and abs(value - centre) <= span
+    )
 
 
 def _valid(data: Any, settings: LearnSettings) -> Learned | None:
@@ -70,13 +79,11 @@ def _valid(data: Any, settings: LearnSettings) -> Learned | None:
     if not isinstance(data, dict):
         return None
     low, point, factors = data.get("min_score"), data.get("pointer_min_score"), data.get("factors")
-    if not isinstance(low, float | int) or not isinstance(point, float | int):
+    if not _near(low, settings.min_score, _SHIFT):
         return None
-    if abs(low - settings.min_score) > _SHIFT or abs(point - settings.pointer_min_score) > _SHIFT:
+    if not _near(point, settings.pointer_min_score, _SHIFT):
         return None
-    if not isinstance(factors, dict) or not all(
-        isinstance(v, float | int) and abs(v - 1.0) <= _SPAN for v in factors.values()
-    ):
+    if not isinstance(factors, dict) or not all(_near(v, 1.0, _SPAN) for v in factors.values()):
         return None
     return Learned(float(low), float(point), {str(k): float(v) for k, v in factors.items()})
 
@@ -87,7 +94,7 @@ def compute(layout: Layout, settings: LearnSettings, now: Any) -> Learned:
     from local_recall.learning.track import track_factors, tracks
     from local_recall.learning.usage_log import read_outcomes
 
-    outcomes = read_outcomes(layout)
+    outcomes = read_outcomes(layout, now)
     learned = static(settings)
     if settings.calibrate:
         got = calibrate(
@@ -120,7 +127,8 @@ def read_learned(layout: Layout, settings: LearnSettings, now: Any) -> Learned:
     if memo is not None and memo[0] == key:
         return memo[1]
     learned = None
-    with contextlib.suppress(OSError, ValueError):
+    # any: a planted file may nest past the parser's depth (RecursionError)
+    with contextlib.suppress(Exception):
         data = json.loads(read_bytes_nofollow(cache, MAX_CACHE_BYTES))
         if isinstance(data, dict) and data.get("key") == key:
             learned = _valid(data.get("learned"), settings)

@@ -1,6 +1,6 @@
 """What a session did with a memory it was shown: one `Outcome` per (session, memory), the unit
 everything learned from sessions is built from (docs/hooks.md#what-is-learned). Pure: values and
-their JSON lines; learning/usage_log.py keeps the files."""
+their JSON lines; learning/usage_log.py keeps the file (in state/)."""
 
 import json
 import re
@@ -20,7 +20,7 @@ USE_RANK: dict[str, int] = {"ignored": 0, "followed": 1, "relied": 2, "disputed"
 TIERS: frozenset[str] = frozenset(get_args(Tier))
 USES: frozenset[str] = frozenset(get_args(Use))
 MAX_REASON_CHARS = 200
-# The files are committed and may be hostile: a line longer than this is not even parsed.
+# state/ may be planted: a line longer than this is not even parsed.
 MAX_LINE_CHARS = 1024
 
 UUID_PATTERN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -92,7 +92,9 @@ def parse_counted(lines: Iterable[str]) -> tuple[list[Outcome], int]:
         if len(line) <= MAX_LINE_CHARS:
             try:
                 outcome = _outcome(json.loads(line))
-            except ValueError:
+            # any: a list where a string belongs is unhashable (TypeError), 1,000 nested
+            # brackets overflow the parser (RecursionError); one line is never fatal
+            except Exception:
                 outcome = None
         if outcome is None:
             skipped += 1

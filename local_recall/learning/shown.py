@@ -72,22 +72,25 @@ def parse_lines(lines: Iterable[str]) -> list[ShownLine]:
     parsed = []
     for line in lines:
         try:
-            data = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(data, dict):
-            continue
-        at, prompt, span = data.get("at"), data.get("prompt_id"), data.get("span")
-        parsed.append(
-            ShownLine(
-                at if isinstance(at, str) else "",
-                prompt if isinstance(prompt, str) else "",
-                _ids(data.get("full")),
-                _ids(data.get("pointers")),
-                span if isinstance(span, str) and span in SPANS else "",
-            )
-        )
+            shown = _shown(json.loads(line))
+        except Exception:  # any: 1,000 nested brackets raise RecursionError, not ValueError
+            shown = None
+        if shown is not None:
+            parsed.append(shown)
     return parsed
+
+
+def _shown(data: object) -> ShownLine | None:
+    if not isinstance(data, dict):
+        return None
+    at, prompt, span = data.get("at"), data.get("prompt_id"), data.get("span")
+    return ShownLine(
+        at if isinstance(at, str) else "",
+        prompt if isinstance(prompt, str) else "",
+        _ids(data.get("full")),
+        _ids(data.get("pointers")),
+        span if isinstance(span, str) and span in SPANS else "",
+    )
 
 
 def first_shown(shown: Sequence[ShownLine]) -> Mapping[str, FirstShown]:

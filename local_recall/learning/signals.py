@@ -32,6 +32,9 @@ class Verdicts(NamedTuple):
 
     relied: frozenset[str] = frozenset()
     disputed: Mapping[str, str] = {}  # id -> one-line reason
+    # the model was asked and answered about what was shown: without that (not asked, or the
+    # call failed) nothing says a memory shown in full or pointed at went unused
+    judged: bool = False
 
 
 def reads_memories(tool_name: str, argument: str) -> bool:
@@ -67,12 +70,15 @@ def session_outcomes(
     verdicts: Verdicts = Verdicts(),  # noqa: B008 (immutable)
 ) -> list[Outcome]:
     """One Outcome per memory the session was shown (ids and times the record holds that are
-    not well-formed are left out: the record sits in state/, which may be planted)."""
+    not well-formed are left out: the record sits in state/, which may be planted). Without a
+    judgement (`verdicts.judged`) only what the tool calls show is noted: no "ignored"."""
     outcomes = []
     for memory_id, first in shown.items():
         if not UUID_PATTERN.fullmatch(memory_id) or not AT_PATTERN.fullmatch(first.at):
             continue
         use = use_of(memory_id, opened, verdicts)
+        if use == "ignored" and not verdicts.judged:
+            continue
         reason = one_line(verdicts.disputed.get(memory_id, "")) if use == "disputed" else ""
         outcomes.append(Outcome(memory_id, session, first.at, first.tier, use, reason))
     return sorted(outcomes, key=lambda o: (-USE_RANK[o.use], o.at, o.memory_id))

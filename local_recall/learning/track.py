@@ -23,7 +23,7 @@ from local_recall.learning.outcomes import Outcome, one_per_session
 
 HALF_LIFE_DAYS = 90.0  # [learning] half_life_days
 # The factor stays within 1 ± TRACK_SPAN: a track record reorders hits of similar relevance,
-# it never lifts a weak match over a clearly better one (a hostile usage file can do no more).
+# it never lifts a weak match over a clearly better one (a planted record can do no more).
 TRACK_SPAN = 0.2
 # A memory starts at the repository's own rate, worth this many sessions: one or two sessions
 # barely move it (one more follow at a 0.3 base rate: factor 1.05).

@@ -27,23 +27,31 @@ from local_recall.repo.files import write_text_atomic
 
 def unreviewed(memories: Iterable[Memory]) -> list[Memory]:
     """What awaits a person, oldest first (the order they were written): unreviewed memories
-    and superseded ones (a newer memory replaced them: keep or reject)."""
+    superseded ones (a newer memory replaced them: keep or reject) and disputed ones (a session
+    found them wrong: accept, edit or reject)."""
     return sorted(
-        (m for m in memories if m.unreviewed or m.superseded_by),
+        (m for m in memories if m.unreviewed or m.superseded_by or m.disputed),
         key=lambda m: (m.occurred_at, m.id),
     )
 
 
 def accept(store: MemoryStore, ids: Sequence[str]) -> list[Memory]:
-    """Mark memories reviewed; a superseded one is kept as still true (its mark removed).
+    """Mark memories reviewed; a superseded or disputed one is kept as still true (its mark
+    removed).
     Every id is checked (and read) before any file changes; one already reviewed is returned
     as it is, without a rewrite."""
     wanted = [store.get(memory_id) for memory_id in dict.fromkeys(map(parse_memory_id, ids))]
-    return [store.update(m.id, _accepted) if m.unreviewed or m.superseded_by else m for m in wanted]
+    return [store.update(m.id, _accepted) if _waiting(m) else m for m in wanted]
+
+
+def _waiting(memory: Memory) -> bool:
+    return memory.unreviewed or bool(memory.superseded_by) or memory.disputed is not None
 
 
 def _accepted(memory: Memory) -> Memory:
-    return replace(memory, unreviewed=False, superseded_by=None, superseded_reason=None)
+    return replace(
+        memory, unreviewed=False, superseded_by=None, superseded_reason=None, disputed=None
+    )
 
 
 def reject(store: MemoryStore, ids: Sequence[str], rejected: Path, today: date) -> list[Memory]:

@@ -103,6 +103,8 @@ def hit_row(hit: SearchHit) -> dict[str, Any]:
         row["unreviewed"] = True
     if hit.memory.superseded_by:  # a newer memory replaced it: read that one
         row["superseded_by"] = hit.memory.superseded_by
+    if hit.memory.disputed:  # a session found it wrong: check it against the code
+        row["disputed"] = hit.memory.disputed.reason
     if hit.repo is not None:  # an org hit (docs/org.md): get_memories cannot read it, so
         row["repo"] = hit.repo  # its content comes with the row
         row["content"] = hit.memory.body
@@ -123,6 +125,8 @@ def memory_row(memory: Memory) -> dict[str, Any]:
         row["unreviewed"] = True
     if memory.superseded_by:
         row["superseded_by"] = memory.superseded_by
+    if memory.disputed:
+        row["disputed"] = memory.disputed.reason
     return row
 
 

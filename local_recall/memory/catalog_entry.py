@@ -9,6 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from local_recall.memory.dispute import Dispute
 from local_recall.memory.model import Memory
 from local_recall.memory.timestamps import exact_time, written_times
 
@@ -32,6 +33,7 @@ def entry_from_memory(memory: Memory) -> dict[str, Any]:
         "unreviewed": memory.unreviewed,
         "superseded_by": memory.superseded_by,
         "superseded_reason": memory.superseded_reason,
+        "disputed": list(astuple_dispute(memory.disputed)) if memory.disputed else None,
         "files": list(memory.files),
         "extra": json_safe(dict(memory.extra)) if memory.extra else {},
         "stale_hash": memory.stale_hash,
@@ -55,11 +57,16 @@ def memory_from_entry(entry: Mapping[str, Any], path: Path, kind: str) -> Memory
         unreviewed=entry["unreviewed"],
         superseded_by=entry["superseded_by"],
         superseded_reason=entry["superseded_reason"],
+        disputed=Dispute(*entry["disputed"]) if entry["disputed"] else None,
         files=tuple(entry["files"]),
         extra=MappingProxyType(entry["extra"]),
         path=path,
         stale_hash=entry["stale_hash"],
     )
+
+
+def astuple_dispute(dispute: Dispute) -> tuple[str, str | None, str | None]:
+    return (dispute.reason, dispute.date, dispute.session)
 
 
 def json_safe(value: Any) -> Any:

@@ -25,6 +25,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from local_recall.errors import InvalidInput, InvalidMemoryFile
+from local_recall.memory.dispute import parse_dispute
 from local_recall.memory.model import (
     KNOWN_KEYS,
     UNREVIEWED,
@@ -117,6 +118,7 @@ def _memory_from_fields(data: dict[Any, Any], body: str, path: Path, kind: str) 
         superseded_reason=None
         if reason is None
         else parse_provenance_name(reason, "superseded_reason", fold=True),
+        disputed=parse_dispute(data.get("disputed")),
         extra=MappingProxyType(extra),
         path=path,
         stale_hash=stored_text if stored_text not in (None, actual) else None,
@@ -165,6 +167,8 @@ def render_memory(memory: Memory) -> str:
         fields["superseded_by"] = memory.superseded_by
         if memory.superseded_reason:
             fields["superseded_reason"] = memory.superseded_reason
+    if memory.disputed:
+        fields["disputed"] = memory.disputed.to_json()
     for key, value in memory.extra.items():
         if key not in fields:
             fields[key] = _plain(value)
@@ -187,7 +191,7 @@ class _QuotingDumper(yaml.SafeDumper):
 
 
 def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    needs_quotes = bool(re.match(r"^\d{4}-\d\d-\d\dT", data)) or bool(
+    needs_quotes = bool(re.match(r"^\d{4}-\d\d-\d\d(T|$)", data)) or bool(
         re.fullmatch(r"[0-9a-f]{7,64}", data)  # a hash or commit id (all digits: a number)
     )
     if "\n" in data:

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from local_recall.errors import InvalidInput, InvalidMemoryId
+from local_recall.memory.dispute import Dispute
 from local_recall.memory.timestamps import format_timestamp
 
 MAX_SUBJECT_CHARS = 200
@@ -43,6 +44,8 @@ KNOWN_KEYS = (
     # a newer memory replaced this one (docs/team.md#superseded-memories)
     "superseded_by",
     "superseded_reason",
+    # a session found it wrong (docs/team.md#disputed-memories): a claim a person settles
+    "disputed",
 )
 # `review: unreviewed` marks a memory no person has looked at yet; accepting removes the key.
 UNREVIEWED = "unreviewed"
@@ -72,6 +75,7 @@ class Memory:
     unreviewed: bool = False  # written by the pipeline (or an agent), not yet seen by a person
     superseded_by: str | None = None  # the id of the memory that replaced this one
     superseded_reason: str | None = None  # why, one line
+    disputed: Dispute | None = None  # a session found it wrong, no person has settled it yet
     # Keys a person added to the frontmatter; written back unchanged on every rewrite.
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
@@ -95,6 +99,7 @@ class Memory:
             "unreviewed": self.unreviewed,
             "superseded_by": self.superseded_by,
             "superseded_reason": self.superseded_reason,
+            "disputed": self.disputed.to_json() if self.disputed else None,
             "path": str(self.path) if self.path else None,
             "body": self.body,
         }

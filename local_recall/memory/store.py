@@ -46,7 +46,8 @@ __all__ = ["Created", "Deleted", "MemoryStore", "Scan", "Twin"]  # Scan: from ke
 
 # the memory a draft says in other words, among the store's memories (`create`'s `unless`)
 Twin = Callable[[Sequence[Memory]], Memory | None]
-_CATALOG_VERSION = 3  # 2: provenance and review fields; 3: superseded_by/_reason
+# 2: provenance and review fields; 3: superseded_by/_reason; 4: disputed
+_CATALOG_VERSION = 4
 _LOCK_TIMEOUT_SECONDS = 60.0
 
 

@@ -45,6 +45,8 @@ from local_recall.org.rows import (
     checked_table,
     dataset_schema,
     parse_meta_body,
+    readable,
+    with_optional,
 )
 from local_recall.org.search import OrgFound
 from local_recall.repo.files import read_bytes_nofollow, through_symlink, write_text_atomic
@@ -169,7 +171,7 @@ class Mirror:
                     why = "not a local-recall dataset" if meta is None else meta.embedder
                     notes.append(f"org: not copied {name}: published with {why}")
                     continue
-                data = dataset.read(list(_COPIED))
+                data = with_optional(dataset.read(list(readable(_COPIED, dataset.column_names()))))
                 # One dataset of the wrong shape is that dataset's note, never the pull's end
                 problem = schema_problem(data.schema, wanted)
                 if problem is not None:

@@ -24,7 +24,8 @@ from local_recall.errors import InvalidInput
 from local_recall.memory.model import scope_matches
 from local_recall.search.query import SearchHit, SearchQuery
 
-ORG_FORMAT: Final = 1  # bump when the datasets' columns change: every dataset is recreated
+# bump when the datasets' columns change: every dataset is recreated (2: disputed)
+ORG_FORMAT: Final = 2
 META_KEY: Final = "~repo"  # the row holding the repository's identity and term statistics
 META_PREFIX: Final = "local_recall."
 _NAME_PART = re.compile(r"[^A-Za-z0-9._-]+")
@@ -173,10 +174,17 @@ class RepoIdentity:
 # --- what a publish changes -----------------------------------------------------------------
 
 
-def row_fingerprint(text_fp: str, meta_fp: str, unreviewed: bool, superseded_by: str | None) -> str:
+def row_fingerprint(
+    text_fp: str,
+    meta_fp: str,
+    unreviewed: bool,
+    superseded_by: str | None,
+    disputed: str | None = None,
+) -> str:
     """Everything a published row is made from (the index's text and metadata fingerprints,
-    the review state and supersession): a row is rewritten exactly when this changes."""
-    blob = json.dumps([ORG_FORMAT, text_fp, meta_fp, unreviewed, superseded_by])
+    the review state, supersession and dispute): a row is rewritten exactly when this
+    changes."""
+    blob = json.dumps([ORG_FORMAT, text_fp, meta_fp, unreviewed, superseded_by, disputed])
     return hashlib.blake2b(blob.encode(), digest_size=16).hexdigest()
 
 

@@ -224,7 +224,8 @@ def _holding_secrets(memories: Iterable[Memory]) -> tuple[str, ...]:
 
 def _row_fp(memory: Memory) -> str:
     fp = fingerprint(memory, memory.keywords)
-    return row_fingerprint(fp.text, fp.meta, memory.unreviewed, memory.superseded_by)
+    disputed = memory.disputed.reason if memory.disputed else None
+    return row_fingerprint(fp.text, fp.meta, memory.unreviewed, memory.superseded_by, disputed)
 
 
 def _embedded(

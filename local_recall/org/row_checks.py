@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from local_recall.errors import InvalidInput
+from local_recall.memory.dispute import Dispute, parse_dispute
 from local_recall.memory.model import (
     KINDS,
     MAX_BODY_BYTES,
@@ -85,6 +86,7 @@ def checked_row(row: Mapping[str, Any]) -> CheckedRow:
         commit=_optional(row, "commit", parse_commit),
         unreviewed=_flag(row.get("unreviewed")),
         superseded_by=_optional(row, "superseded_by", lambda v: _uuid(v, "superseded_by")),
+        disputed=_dispute(row.get("disputed")),
     )
     capped = cut_keywords or len(subject) > MAX_SUBJECT_CHARS or len(cut_body) < len(body)
     return CheckedRow(memory, capped)
@@ -178,6 +180,13 @@ def _moment(value: object) -> datetime:
         return datetime.fromtimestamp(int(value), UTC)
     except (OverflowError, ValueError, OSError):
         raise InvalidInput(f"occurred_at {value!r} is out of range") from None
+
+
+def _dispute(value: object) -> Dispute | None:
+    """A row's `disputed` column: the reason, checked as a memory file's is."""
+    if value is not None and not isinstance(value, str):
+        raise InvalidInput("disputed is not text")
+    return parse_dispute(value)
 
 
 def _flag(value: object) -> bool:

@@ -40,10 +40,30 @@ HIT_COLUMNS: Final = (
     "content_hash",
     "unreviewed",
     "superseded_by",
+    "disputed",
     "commit",
     "vector",
     "passages",
 )
+
+
+# Columns a dataset published by an earlier format may lack (each read as null there): a reader
+# of a newer format still searches and copies a teammate's older dataset.
+OPTIONAL_COLUMNS: Final = frozenset({"disputed"})
+
+
+def readable(columns: Sequence[str], present: frozenset[str]) -> tuple[str, ...]:
+    """`columns` less the optional ones a dataset does not have."""
+    return tuple(c for c in columns if c in present or c not in OPTIONAL_COLUMNS)
+
+
+def with_optional(data: pa.Table) -> pa.Table:
+    """`data` with a null column for each optional column it lacks."""
+    import pyarrow as pa
+
+    for name in sorted(OPTIONAL_COLUMNS - set(data.column_names)):
+        data = data.append_column(name, pa.nulls(data.num_rows, pa.string()))
+    return data
 
 
 def dataset_schema(dim: int, metadata: Mapping[str, str]) -> pa.Schema:
@@ -63,6 +83,7 @@ def dataset_schema(dim: int, metadata: Mapping[str, str]) -> pa.Schema:
             pa.field("content_hash", pa.string()),
             pa.field("unreviewed", pa.bool_()),
             pa.field("superseded_by", pa.string()),
+            pa.field("disputed", pa.string()),  # why a session found it wrong (its reason)
             pa.field("commit", pa.string()),  # HEAD when this row was published
             pa.field("document", pa.string()),  # what the full-text index reads
             pa.field("fp", pa.string()),  # plan.row_fingerprint / plan.meta_fingerprint
@@ -93,6 +114,7 @@ def memory_record(
         "content_hash": memory.content_hash,
         "unreviewed": memory.unreviewed,
         "superseded_by": memory.superseded_by,
+        "disputed": memory.disputed.reason if memory.disputed else None,
         "commit": commit,
         "document": fts_document(memory, memory.keywords),
         "fp": fp,
@@ -122,6 +144,7 @@ def meta_record(identity: RepoIdentity, stats: TermStats, *, fp: str, dim: int) 
         "content_hash": None,
         "unreviewed": False,
         "superseded_by": None,
+        "disputed": None,
         "commit": identity.commit,
         "document": "",
         "fp": fp,

@@ -47,7 +47,7 @@ from local_recall.org.plan import (
 )
 from local_recall.org.publish import Target
 from local_recall.org.row_checks import meta_row_problem
-from local_recall.org.rows import parse_meta_body
+from local_recall.org.rows import HIT_COLUMNS, parse_meta_body, readable
 from local_recall.search.index.shared import SharedStore, SharedTable
 from local_recall.search.relevance import (
     TermStats,
@@ -82,6 +82,7 @@ class _Dataset:
     embedder: str | None
     identity: RepoIdentity | None
     stats: TermStats | None
+    columns: tuple[str, ...] = HIT_COLUMNS  # what a search reads of it (readable: its format)
 
 
 class OrgSearcher:
@@ -146,7 +147,8 @@ class OrgSearcher:
         rows = table.read(["body"], where=f"key = '{META_KEY}'").to_pylist()
         usable = rows and meta_row_problem(rows[0]) is None
         identity, stats = parse_meta_body(rows[0]["body"]) if usable else (None, None)
-        found = _Dataset(table, version, meta.embedder, identity, stats)
+        columns = readable(HIT_COLUMNS, table.column_names())
+        found = _Dataset(table, version, meta.embedder, identity, stats, columns)
         with self._lock:
             self._datasets[name] = found
         return found
@@ -159,7 +161,9 @@ class OrgSearcher:
         same_model = query.vector is not None and dataset.embedder == embedder
         if query.vector is not None and not same_model:
             note = f"published with embedder {dataset.embedder}, searched by its words only"
-        found = gather(dataset.table, query, use_vector=same_model, skip=_is_meta)
+        found = gather(
+            dataset.table, query, use_vector=same_model, skip=_is_meta, columns=dataset.columns
+        )
         hits, rough, malformed = score_candidates(
             found,
             query,

@@ -260,7 +260,7 @@ class LearningConfig:
     signals: bool = _key(
         True,
         "The daemon's pass notes what each session did with the memories it was shown "
-        "(followed, relied on, ignored, found wrong) in local-recall/usage/.",
+        "(followed, relied on, ignored, found wrong) in this user's state/outcomes.jsonl.",
     )
     disputed: bool = _key(
         True,

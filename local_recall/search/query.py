@@ -158,6 +158,7 @@ class SearchHit:
             "branch": self.branch,
             "unreviewed": self.memory.unreviewed,
             "superseded_by": self.memory.superseded_by,
+            "disputed": self.memory.disputed.reason if self.memory.disputed else None,
         }
         if self.repo is not None:
             data["repo"] = self.repo

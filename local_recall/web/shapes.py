@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from local_recall.errors import InvalidInput
+from local_recall.learning.outcomes import Outcome
 from local_recall.lifecycle.memories import superseded_by
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.model import KINDS, Memory, parse_scope, scope_matches
@@ -105,10 +106,25 @@ def memory_row(memory: Memory, stale: Stale | None = None) -> dict[str, Any]:
         "source": memory.source,
         "unreviewed": prov["unreviewed"],
         "superseded_by": prov["superseded_by"],
+        # a session found it wrong (the file's `disputed:` key): reason, date, session
+        "disputed": memory.disputed.to_json() if memory.disputed else None,
         "branch": prov["branch"],
         "session": prov["session"],
         "stale": stale.to_json() if stale else None,
     }
+
+
+def usage_counts(outcomes: Iterable[Outcome]) -> dict[str, dict[str, int]]:
+    """Memory id -> how many of this user's sessions used it each way (learning/outcomes.py),
+    for its page: the record in state/ is this user's alone."""
+    counts: dict[str, dict[str, int]] = {}
+    for outcome in outcomes:
+        uses = counts.setdefault(outcome.memory_id, dict.fromkeys(USES_SHOWN, 0))
+        uses[outcome.use] += 1
+    return counts
+
+
+USES_SHOWN = ("relied", "followed", "ignored", "disputed")
 
 
 def matches(  # noqa: PLR0911 - one return per filter reads best

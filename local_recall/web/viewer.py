@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from local_recall.errors import InvalidInput, MemoryNotFound, RecallError
+from local_recall.learning.usage_log import read_outcomes
 from local_recall.lifecycle.git_facts import is_tracked
 from local_recall.lifecycle.staleness import Stale
 from local_recall.memory.id_prefix import resolve_id
@@ -41,11 +42,21 @@ from local_recall.web.shapes import (
     parse_list_filter,
     provenance,
     split_keywords,
+    usage_counts,
 )
 from local_recall.web.stats import extraction_warning, gather_stats
 from local_recall.web.transcript import session_turns
 
 MAX_FILE_VIEW_BYTES = 512_000
+Usage = Mapping[str, dict[str, int]] | None  # memory id -> how this user's sessions used it
+
+
+def usage_of(recall: Recall) -> dict[str, dict[str, int]]:
+    """How this user's sessions used each memory, from their record in state/ (bounded, bad
+    lines skipped): what a memory's page and the review queue show."""
+    return usage_counts(read_outcomes(recall.layout))
+
+
 STATE_SECONDS = 30.0
 _FRONTMATTER = re.compile(
     r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
@@ -159,11 +170,12 @@ class Viewer:
         with self.lock:
             memory = self._get(memory_id)
             stale = self.stale().get(memory.id)
-        return self.detail(memory, stale)
+        return self.detail(memory, stale, usage_of(self.recall))
 
-    def detail(self, memory: Memory, stale: Stale | None) -> dict[str, Any]:
+    def detail(self, memory: Memory, stale: Stale | None, usage: Usage = None) -> dict[str, Any]:
         data = memory_row(memory, stale)
         data.update(
+            usage=(usage or {}).get(memory.id),
             body=memory.body,
             body_html=render_markdown(memory.body),
             frontmatter=_frontmatter_text(memory.path),
@@ -238,7 +250,8 @@ class Viewer:
         with self.lock:
             stale = self.stale()
             queue = self.recall.unreviewed()
-            return [self.detail(m, stale.get(m.id)) for m in queue]
+            usage = usage_of(self.recall)
+            return [self.detail(m, stale.get(m.id), usage) for m in queue]
 
     def stale_list(self) -> list[dict[str, Any]]:
         with self.lock:

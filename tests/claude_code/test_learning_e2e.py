@@ -149,3 +149,7 @@ def test_a_session_that_finds_a_memory_wrong_disputes_it(project: Path, tmp_path
     assert f"[disputed: {WHY}]" in held and f"- {outcome.memory_id[:8]} " in held
     assert CODEWORD not in held  # a pointer, not the text
     assert f"[disputed: {WHY}]" in lr(project, clean_env(BASE), "review", "--list")
+    # the claim is in the memory's own file; what the sessions did stays in gitignored state/
+    disputed = project / "local-recall" / "episodic-memory" / f"{outcome.memory_id}.md"
+    assert f"disputed:\n  reason: {WHY}\n" in disputed.read_text()
+    assert not (project / "local-recall" / "usage").exists()

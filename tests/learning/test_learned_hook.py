@@ -1,13 +1,17 @@
-"""What the prompt hook learns from the committed outcomes (learning/learned.py), as Claude
+"""What the prompt hook learns from this user's outcomes (learning/learned.py), as Claude
 Code runs it: a real hook subprocess, a stand-in daemon answering from literals, the outcomes
-in local-recall/usage/ as usage_log.py writes them."""
+in state/outcomes.jsonl as usage_log.py writes them."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from local_recall.learning.learned import LearnSettings, read_learned, usage_key
 from local_recall.learning.outcomes import Outcome
 from local_recall.learning.usage_log import append_outcomes
 from local_recall.repo.layout import Layout
@@ -25,7 +29,7 @@ def outcomes(memory: str, use: str, tier: str, count: int, start: int = 0) -> li
 
 
 def record(repo: Path, items: list[Outcome]) -> None:
-    append_outcomes(Layout(repo), items, writer="0123456789abcdef")
+    append_outcomes(Layout(repo), items)
 
 
 # both are off by default (benchmarks/README.md#learning-from-sessions): these tests turn them on
@@ -96,8 +100,6 @@ def test_a_planted_cache_is_not_believed(repo: Path, stand_in: StandIn) -> None:
     stand_in.reply = {"ok": True, "hits": [{**HIT, "score": 0.25}]}
     assert ask(repo, **FLOOR).stdout == ""  # writes the cache with its key
     cache = repo / "local-recall" / "state" / "learned.json"
-    import json
-
     data = json.loads(cache.read_text())
     data["learned"] = {"min_score": 0.0, "pointer_min_score": 0.0, "factors": {}}
     cache.write_text(json.dumps(data))
@@ -105,7 +107,45 @@ def test_a_planted_cache_is_not_believed(repo: Path, stand_in: StandIn) -> None:
     assert stand_in.requests[-1]["min_score"] == 0.3
 
 
-def test_an_unreadable_usage_folder_leaves_the_prompt_alone(repo: Path, stand_in: StandIn) -> None:
-    (repo / "local-recall" / "usage").symlink_to(repo)  # usage_log reads nothing through it
+def test_an_unreadable_outcome_record_leaves_the_prompt_alone(
+    repo: Path, stand_in: StandIn
+) -> None:
+    state = repo / "local-recall" / "state"
+    state.mkdir(exist_ok=True)
+    (state / "outcomes.jsonl").symlink_to(repo)  # usage_log reads nothing through it
     ran = ask(repo)
     assert str(HIT["body"]) in ran.context()
+
+
+SETTINGS = LearnSettings(True, True, 90.0, 0.5, 0.3)
+
+
+def _plant(repo: Path, text: str) -> None:
+    """state/learned.json with the key read_learned computes now: it is read, not recomputed."""
+    layout = Layout(repo)
+    now = datetime.now(UTC)
+    key = json.dumps([usage_key(layout), list(SETTINGS), now.strftime("%Y-%m-%d")])
+    layout.state_dir.mkdir(exist_ok=True)
+    (layout.state_dir / "learned.json").write_text(text.replace("KEY", json.dumps(key)))
+
+
+@pytest.mark.parametrize(
+    "learned",
+    [
+        '{"min_score":NaN,"pointer_min_score":NaN,"factors":{}}',
+        '{"min_score":0.5,"pointer_min_score":Infinity,"factors":{}}',
+        '{"min_score":true,"pointer_min_score":0.3,"factors":{}}',
+    ],
+)
+def test_a_value_that_is_not_finite_is_not_believed(repo: Path, learned: str) -> None:
+    """`NaN` passes a `> 0.1` check (it compares false with everything): a planted cache with
+    the right key and a NaN cut-off would decide every prompt of the day."""
+    _plant(repo, '{"key":KEY,"learned":' + learned + "}")
+    got = read_learned(Layout(repo), SETTINGS, datetime.now(UTC))
+    assert (got.min_score, got.pointer_min_score) == (0.5, 0.3)
+
+
+def test_a_cache_nested_past_the_parser_is_not_believed(repo: Path) -> None:
+    _plant(repo, "[" * 100_000 + "]" * 100_000)
+    got = read_learned(Layout(repo), SETTINGS, datetime.now(UTC))
+    assert (got.min_score, got.pointer_min_score) == (0.5, 0.3)

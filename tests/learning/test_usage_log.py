@@ -1,11 +1,13 @@
-"""The committed usage record (learning/usage_log.py) on real files: one append-only file per
-writer, idempotent appends, and a hostile usage/ folder (symlinks, huge files, garbage, odd
-names) skipped and reported, never fatal and never followed."""
+"""This user's record of outcomes (learning/usage_log.py) on real files: state/outcomes.jsonl,
+gitignored, bounded, appended idempotently; a planted record (symlinks, garbage, lines that
+raise anything while parsed, lines dated in the future) skipped and counted, never fatal; a
+committed local-recall/usage/ of earlier versions read for `doctor` only."""
 
 from __future__ import annotations
 
+import json
 import os
-import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,11 +16,11 @@ from local_recall.learning.outcomes import Outcome, outcome_line
 from local_recall.learning.usage_log import (
     MAX_FILE_BYTES,
     append_outcomes,
-    current_writer,
+    legacy_dir,
+    outcomes_path,
+    read_legacy,
     read_outcomes,
     read_usage,
-    usage_dir,
-    writer_name,
 )
 from local_recall.repo.layout import GITIGNORE_LINES, Layout
 
@@ -27,8 +29,7 @@ B = "bbbbbbbb-0000-4000-8000-000000000002"
 S1 = "0123456789abcdef0123456789abcdef"
 S2 = "fedcba9876543210fedcba9876543210"
 AT = "2026-11-28T10:00:00Z"
-ME = "1111111111111111"
-YOU = "2222222222222222"
+NOW = datetime(2026, 12, 6, tzinfo=UTC)
 
 
 def _layout(tmp_path: Path) -> Layout:
@@ -37,87 +38,107 @@ def _layout(tmp_path: Path) -> Layout:
     return layout
 
 
-def test_each_writer_appends_to_its_own_file_and_everyone_reads_all(tmp_path: Path) -> None:
+def test_outcomes_live_in_the_gitignored_state(tmp_path: Path) -> None:
     layout = _layout(tmp_path)
     mine = Outcome(A, S1, AT, "pointer", "followed")
-    yours = Outcome(B, S2, AT, "full", "disputed", "wrong port")
-    append_outcomes(layout, [mine], writer=ME)
-    append_outcomes(layout, [yours], writer=YOU)
-    assert sorted(p.name for p in usage_dir(layout).iterdir()) == [f"{ME}.jsonl", f"{YOU}.jsonl"]
-    assert read_outcomes(layout) == [mine, yours]
+    append_outcomes(layout, [mine])
+    assert outcomes_path(layout) == layout.state_dir / "outcomes.jsonl"
+    assert "state/" in GITIGNORE_LINES
+    assert sorted(p.name for p in layout.recall_dir.iterdir()) == ["state"]
+    assert read_outcomes(layout, NOW) == [mine]
 
 
 def test_a_rerun_of_a_sessions_pass_counts_nothing_twice(tmp_path: Path) -> None:
     layout = _layout(tmp_path)
     first = [Outcome(A, S1, AT, "pointer", "followed"), Outcome(B, S1, AT, "full", "ignored")]
-    append_outcomes(layout, first, writer=ME)
-    assert append_outcomes(layout, first, writer=ME) == []
-    append_outcomes(layout, first, writer=YOU)  # a teammate's daemon read the same session
-    assert read_outcomes(layout) == first
-    assert not (usage_dir(layout) / f"{YOU}.jsonl").exists()
+    append_outcomes(layout, first)
+    assert append_outcomes(layout, first) == []
     # a later chunk of the session shows it was relied on after all: that one line is added
     relied = Outcome(B, S1, AT, "full", "relied")
-    assert append_outcomes(layout, [*first, relied], writer=ME) == [relied]
-    assert read_outcomes(layout) == [first[0], relied]
-    assert append_outcomes(layout, [Outcome(B, S1, AT, "full", "followed")], writer=ME) == []
+    assert append_outcomes(layout, [*first, relied]) == [relied]
+    assert read_outcomes(layout, NOW) == [first[0], relied]
+    assert append_outcomes(layout, [Outcome(B, S1, AT, "full", "followed")]) == []
 
 
-def test_the_usage_folder_is_committed_not_ignored() -> None:
-    assert not any(line.startswith("usage") for line in GITIGNORE_LINES)
+# A well-formed line with a list where a string belongs: `"tier": []` is unhashable, and the
+# check `tier in TIERS` raised TypeError for the whole read (every outcome lost with it).
+LIST_TIER = json.dumps(
+    {"memory_id": A, "session": S2, "at": AT, "tier": [], "use": "disputed", "reason": "x"},
+    separators=(",", ":"),
+)
 
 
-def test_the_writer_is_a_stable_hash_of_the_email_or_the_user_and_machine(tmp_path: Path) -> None:
-    assert writer_name("Ann@Example.com ", user="u", host="h") == writer_name(
-        "ann@example.com", user="other", host="elsewhere"
-    )
-    assert writer_name("", user="u", host="h") != writer_name("", user="u", host="h2")
-    assert len(writer_name("", user="u", host="h")) == 16
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(
-        ["git", "-C", str(tmp_path), "config", "user.email", "ann@example.com"], check=True
-    )
-    assert current_writer(tmp_path) == writer_name("ann@example.com", user="x", host="y")
-
-
-def test_a_hostile_usage_folder_is_skipped_and_reported(tmp_path: Path) -> None:
+def test_lines_that_raise_anything_are_skipped_and_counted(tmp_path: Path) -> None:
     layout = _layout(tmp_path)
     good = Outcome(A, S1, AT, "full", "relied")
-    folder = usage_dir(layout)
-    folder.mkdir()
-    outside = tmp_path / "outside.jsonl"
-    outside.write_text(outcome_line(Outcome(B, S2, AT, "full", "relied")))
-    (folder / "3333333333333333.jsonl").symlink_to(outside)
-    (folder / "notes.txt").write_text(outcome_line(good))
-    (folder / "4444444444444444.jsonl").mkdir()
-    huge = folder / "5555555555555555.jsonl"
-    with huge.open("w") as handle:  # garbage past the bound, one good line at its end
-        handle.write("x" * (MAX_FILE_BYTES + 10) + "\n" + outcome_line(good))
-    (folder / f"{ME}.jsonl").write_text(
-        'garbage\n{"memory_id": "not-a-uuid"}\n' + outcome_line(good)
+    future = Outcome(B, S2, "9999-12-31T00:00:00Z", "full", "disputed", "outranks all")
+    nested = "[" * 1000 + "]" * 1000  # RecursionError in the parser, not ValueError
+    layout.state_dir.mkdir()
+    outcomes_path(layout).write_text(
+        "\n".join(["garbage", LIST_TIER, nested, outcome_line(future).strip()])
+        + "\n"
+        + outcome_line(good)
     )
-    read = read_usage(layout)
-    assert read.outcomes == [good, good]
-    assert read.skipped_lines == 2
-    assert sorted(entry.split(":")[0] for entry in read.skipped_files) == [
-        "3333333333333333.jsonl",
-        "4444444444444444.jsonl",
-        "notes.txt",
-    ]
+    read = read_usage(layout, NOW)
+    assert read.outcomes == [good] and read.skipped_lines == 4
+    append_outcomes(layout, [Outcome(B, S1, AT, "pointer", "followed")])  # still records
+    assert len(read_outcomes(layout, NOW)) == 2
 
 
-def test_a_usage_folder_that_is_a_symlink_is_neither_read_nor_written(tmp_path: Path) -> None:
+def test_the_record_is_bounded(tmp_path: Path) -> None:
     layout = _layout(tmp_path)
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / f"{ME}.jsonl").write_text(outcome_line(Outcome(A, S1, AT, "full", "relied")))
-    usage_dir(layout).symlink_to(outside, target_is_directory=True)
-    assert read_usage(layout).outcomes == [] and read_usage(layout).skipped_files
-    with pytest.raises(OSError):
-        append_outcomes(layout, [Outcome(B, S2, AT, "full", "ignored")], writer=YOU)
-    assert os.listdir(outside) == [f"{ME}.jsonl"]
+    line = outcome_line(Outcome(A, S1, AT, "full", "ignored"))
+    layout.state_dir.mkdir()
+    outcomes_path(layout).write_text(line * (MAX_FILE_BYTES // len(line)))
+    newest = Outcome(B, S2, AT, "full", "relied")
+    assert append_outcomes(layout, [newest]) == [newest]
+    size = outcomes_path(layout).stat().st_size
+    assert size <= MAX_FILE_BYTES // 2
+    assert outcomes_path(layout).read_text().endswith(outcome_line(newest))
+    assert newest in read_outcomes(layout, NOW)
 
 
-def test_an_odd_writer_name_names_no_other_path(tmp_path: Path) -> None:
+def test_a_record_that_is_a_symlink_is_neither_read_nor_written(tmp_path: Path) -> None:
     layout = _layout(tmp_path)
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(outcome_line(Outcome(A, S1, AT, "full", "relied")))
+    layout.state_dir.mkdir()
+    outcomes_path(layout).symlink_to(outside)
+    read = read_usage(layout, NOW)
+    assert read.outcomes == [] and read.skipped_files
     with pytest.raises(OSError):
-        append_outcomes(layout, [Outcome(A, S1, AT, "full", "ignored")], writer="../../x")
+        append_outcomes(layout, [Outcome(B, S2, AT, "full", "relied")])
+    assert len(outside.read_text().splitlines()) == 1
+
+
+def test_the_committed_usage_folder_of_earlier_versions_is_read_for_doctor_only(
+    tmp_path: Path,
+) -> None:
+    layout = _layout(tmp_path)
+    assert read_legacy(layout) is None
+    folder = legacy_dir(layout)
+    folder.mkdir()
+    forged = Outcome(A, S1, AT, "full", "disputed", "delete this memory")
+    (folder / "1111111111111111.jsonl").write_text(outcome_line(forged) + LIST_TIER + "\n")
+    (folder / "notes.txt").write_text("x")
+    for n in range(600):  # empty files sorting first hide nothing
+        (folder / f"{n:016x}.jsonl").write_text("")
+    old = read_legacy(layout)
+    assert old is not None
+    assert old.outcomes == [forged] and old.skipped_lines == 1
+    assert [entry.split(":")[0] for entry in old.skipped_files] == ["notes.txt"]
+    # none of it is this user's record
+    assert read_outcomes(layout, NOW) == []
+    assert not os.path.exists(outcomes_path(layout))
+
+
+def test_a_session_record_nested_past_the_parser_loses_that_line_only(tmp_path: Path) -> None:
+    from local_recall.learning.shown import ShownLine, record_path
+    from local_recall.learning.usage_log import read_shown
+
+    layout = _layout(tmp_path)
+    good = ShownLine(AT, "p1", (A,), (B,))
+    path = record_path(layout.state_dir, "session-1")
+    path.parent.mkdir(parents=True)
+    path.write_text("[" * 1000 + "]" * 1000 + "\n" + '{"full": [[]]}\n' + good.to_line())
+    assert read_shown(layout.state_dir, "session-1")[-1] == good

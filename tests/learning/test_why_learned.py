@@ -25,7 +25,6 @@ def test_why_shows_the_track_record_and_the_learned_cut_offs(repo: Path, cli: Cl
     append_outcomes(
         recall.layout,
         [Outcome(memory.id, f"{n:032x}", today, "full", use) for n, use in enumerate(uses)],  # type: ignore[arg-type]
-        writer="0123456789abcdef",
     )
     on = {"LOCAL_RECALL_LEARNING_CALIBRATE": "true", "LOCAL_RECALL_LEARNING_TRACK_RECORD": "true"}
     data = json.loads(cli("why", "how do I run the tests?", "--json", env=on).stdout)

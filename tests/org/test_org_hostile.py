@@ -278,3 +278,43 @@ def test_a_folder_of_an_odd_name_hides_no_dataset(
     assert pulled.returncode == 0, pulled.stderr
     assert json.loads(pulled.stdout)["rows"] == 2
     assert "left out a dataset named 'we ird'" in pulled.stderr
+
+
+def test_a_dispute_crosses_the_org_and_an_older_dataset_still_answers(
+    tmp_path: Path, s3: S3Server, org_uri: str, minilm: Embedder
+) -> None:
+    """alpha's disputed memory reaches gamma's `search --org` (live and from the copy) with
+    its reason; a dataset published before the `disputed` column existed is searched and
+    copied as before (its rows read as undisputed)."""
+    from dataclasses import replace
+
+    from local_recall.memory.dispute import Dispute
+
+    why = "billing moved to the streams API; max.poll.records is gone"
+    alpha = make_repo(tmp_path / "alpha", "git@github.com:acme/alpha.git", ALPHA)
+    recall = open_recall(alpha, s3.env(), minilm)
+    (kafka,) = [m for m in recall.list() if m.subject.startswith("Kafka")]
+    recall.memories.update(kafka.id, lambda m: replace(m, disputed=Dispute(why, "2026-12-06")))
+    recall.org.publish(to=org_uri)
+    rows = published_rows(org_uri, s3.env(), "github.com--acme--alpha")
+    assert [r["disputed"] for r in rows if r["id"] == kafka.id] == [why]
+    older = "github.com--acme--older"
+    data = as_dataset(older, [{**r, "subject": f"{r['subject']} (older)"} for r in rows])
+    plant(org_uri, s3.env(), older, data.drop_columns(["disputed"]))
+    gamma = make_repo(tmp_path / "gamma", "git@github.com:acme/gamma.git", {})
+    env = {**s3.env(), "LOCAL_RECALL_ORG_URI": org_uri}
+
+    live = run_cli(gamma, env, "search", "--org", "--live", "kafka consumer lag", "-n", "20")
+    assert live.returncode == 0 and "skipped" not in live.stderr, live.stderr
+    pulled = run_cli(gamma, env, "org", "pull", "--json")
+    assert pulled.returncode == 0 and "not copied" not in pulled.stderr, pulled.stderr
+    assert json.loads(pulled.stdout)["rows"] == 2 + 2
+    copied = run_cli(gamma, env, "search", "--org", "kafka consumer lag", "-n", "20")
+    for shown in (live, copied):
+        lines = shown.stdout.splitlines()
+        (alpha_line,) = [x for x in lines if "[github.com--acme--alpha]" in x and "Kafka" in x]
+        assert alpha_line.endswith(f"[disputed: {why}]")
+        (older_line,) = [
+            x for x in lines if "Kafka consumer lag in the billing service (older)" in x
+        ]
+        assert "disputed" not in older_line

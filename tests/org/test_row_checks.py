@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -69,6 +70,9 @@ def test_a_well_formed_row_is_a_memory_with_its_own_hash() -> None:
         {"unreviewed": "no"},
         {"keywords": "filelock"},
         {"keywords": [1, 2]},
+        {"disputed": ["wrong"]},
+        {"disputed": "x" * 201},
+        {"disputed": "wrong\x1b[2J"},
     ],
 )
 def test_a_malformed_field_is_refused_naming_it(changes: dict[str, Any]) -> None:
@@ -117,3 +121,37 @@ def test_odd_dataset_names_are_left_out_with_a_printable_note() -> None:
     assert odd == ["we ird", "a'b", "x\x1b[2Jy", "org_mirror"]
     note = odd_name_note("x\x1b[2J\ny")
     assert "\x1b" not in note and "\n" not in note and "x\\x1b[2J\\ny" in note
+
+
+def test_a_disputed_row_keeps_its_reason() -> None:
+    """The org copy carries a memory's dispute: another repository's hook shows it as one."""
+    memory, _ = checked_row({**ROW, "disputed": "the lock moved to  portalocker"})
+    assert memory.disputed is not None
+    assert memory.disputed.reason == "the lock moved to portalocker"
+    assert checked_row({**ROW, "disputed": None})[0].disputed is None
+    assert checked_row({k: v for k, v in ROW.items()})[0].disputed is None
+
+
+def test_a_published_row_carries_the_memorys_dispute() -> None:
+    import numpy as np
+
+    from local_recall.memory.dispute import Dispute
+    from local_recall.org.plan import row_fingerprint
+    from local_recall.org.rows import HIT_COLUMNS, memory_record
+
+    source, _ = checked_row(ROW)
+    memory = replace(source, disputed=Dispute("the lock moved", "2026-12-06", "a" * 32))
+    record = memory_record(
+        memory,
+        fp="f",
+        commit=None,
+        vector=np.zeros(4, dtype=np.float32),
+        passages=np.zeros((0, 4), dtype=np.float32),
+    )
+    assert "disputed" in HIT_COLUMNS and record["disputed"] == "the lock moved"
+    copied = checked_row(record)[0].disputed
+    assert copied is not None and copied.reason == "the lock moved"
+    # a row is published again when its dispute comes or goes
+    assert row_fingerprint("t", "m", True, None, "the lock moved") != row_fingerprint(
+        "t", "m", True, None
+    )

@@ -235,6 +235,54 @@ def test_review_accept_and_reject_one_keystroke_each(site: tuple[Path, str], bro
     assert not (root / "local-recall" / "episodic-memory" / f"{drop}.md").exists()
 
 
+DISPUTED = "Retries are capped at 3"
+REASON = "net.py retries 5 times since the client moved"
+
+
+def test_a_dispute_shows_its_reason_and_this_users_sessions_and_accept_settles_it(
+    site: tuple[Path, str], browser: Any
+) -> None:
+    """The Review queue and the memory's page say why a session found it wrong (its file's
+    `disputed:` key) and how this user's sessions used it (their record in state/)."""
+    from local_recall.learning.outcomes import Outcome
+    from local_recall.learning.usage_log import append_outcomes
+    from local_recall.repo.layout import Layout
+
+    root, url = site
+    session = "0123456789abcdef0123456789abcdef"
+    memory_id = write_by_hand(
+        root,
+        DISPUTED,
+        "A request is retried 3 times.",
+        UNREVIEWED,
+        f"disputed: {{reason: {REASON}, date: '2026-12-06', session: '{session}'}}",
+    )
+    at = "2026-12-01T10:00:00Z"
+    append_outcomes(
+        Layout(root),
+        [
+            Outcome(memory_id, session, at, "full", "disputed", REASON),
+            Outcome(memory_id, "f" * 32, at, "pointer", "followed"),
+        ],
+    )
+    browser.get(url + "#/review")
+    until(browser, lambda d: DISPUTED in texts(d, ".item h1.subject"))
+    item = f'.item[data-id="{memory_id}"]'
+    (detail,) = texts(browser, f"{item} .disputed-detail")
+    assert REASON in detail and "2026-12-06" in detail and session[:8] in detail
+    assert texts(browser, f"{item} .badge.disputed") == ["disputed"]
+    assert texts(browser, f"{item} .usage") == ["Your sessions: followed 1 · disputed 1"]
+
+    browser.get(url + f"#/m/{memory_id}")
+    until(browser, lambda d: texts(d, ".memory-page .disputed-detail"))
+    assert REASON in texts(browser, ".memory-page .disputed-detail")[0]
+    assert "disputed:" in texts(browser, "pre.frontmatter")[0]  # as the pull request shows it
+    click(browser, "#accept")
+    until(browser, lambda d: not texts(d, ".memory-page .disputed-detail"))
+    text = memory_file(root, DISPUTED).read_text(encoding="utf-8")
+    assert "disputed" not in text and "review:" not in text
+
+
 def test_ui_hands_the_token_over_without_the_browser_command_line(
     site: tuple[Path, str], browser: Any, tmp_path: Path
 ) -> None:

@@ -106,4 +106,4 @@ def read_verdicts(structured: Mapping[str, Any], shown: Sequence[ExistingMemory]
         text = one_line(reason, MAX_REASON_CHARS) if isinstance(reason, str) else ""
         if memory_id is not None:
             disputed.setdefault(memory_id, text or "found wrong by a session")
-    return Verdicts(frozenset(relied - disputed.keys()), disputed)
+    return Verdicts(frozenset(relied - disputed.keys()), disputed, judged=True)

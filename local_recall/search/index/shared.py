@@ -151,6 +151,10 @@ class SharedTable:
         raw = self._run("reading the schema", lambda: self._table.schema.metadata) or {}
         return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
 
+    def column_names(self) -> frozenset[str]:
+        """The schema's column names (read with the manifest: no extra request)."""
+        return frozenset(self._run("reading the schema", lambda: self._table.schema.names))
+
     def count(self) -> int:
         return int(self._run("counting rows", self._table.count_rows))
 

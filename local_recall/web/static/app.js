@@ -196,8 +196,8 @@ async function memoryView({ id, params }) {
     };
     const actions = h("div", { class: "actions" },
       m.editable ? h("button", { type: "button", id: "edit", onclick: () => show("edit") }, "Edit (e)") : null,
-      m.unreviewed ? h("button", { type: "button", id: "accept", onclick: () => act("/api/review/accept", { ids: [m.id] }, () => render()) }, "Accept") : null,
-      m.unreviewed ? h("button", { type: "button", id: "reject", onclick: () => act("/api/review/reject", { ids: [m.id] }, () => go("#/")) }, "Reject") : null,
+      m.unreviewed || m.disputed ? h("button", { type: "button", id: "accept", onclick: () => act("/api/review/accept", { ids: [m.id] }, () => render()) }, "Accept") : null,
+      m.unreviewed || m.disputed ? h("button", { type: "button", id: "reject", onclick: () => act("/api/review/reject", { ids: [m.id] }, () => go("#/")) }, "Reject") : null,
       m.stale ? h("button", { type: "button", id: "still-true", onclick: () => act("/api/stale/still-true", { id: m.id }, () => render()) }, "Still true") : null,
       m.editable ? h("button", { type: "button", id: "delete", class: "danger", onclick: () => act(`/api/memories/${m.id}/delete`, {}, () => go("#/")) }, "Delete") : null);
     // replaceChildren writes a null as the text "null": only nodes go in (issue 24.7)

@@ -61,6 +61,7 @@ export function badges(m) {
     { class: "badges" },
     h("span", { class: `badge kind-${m.kind}` }, m.kind),
     m.unreviewed ? h("span", { class: "badge unreviewed" }, "unreviewed") : null,
+    m.disputed ? h("span", { class: "badge disputed", title: m.disputed.reason }, "disputed") : null,
     m.stale ? h("span", { class: "badge stale", title: m.stale.detail }, `stale: ${m.stale.reason}`) : null,
     m.superseded_by ? h("span", { class: "badge superseded" }, "superseded") : null,
     m.branch ? h("span", { class: "badge branch", title: "branch" }, m.branch) : null,
@@ -141,11 +142,31 @@ export function editing() {
   return form !== null && form.dataset.dirty === "1";
 }
 
+// A session found it wrong (the file's `disputed:` key): why, and when; a person settles it by
+// accepting, editing or rejecting the memory.
+function disputedBlock(m) {
+  if (!m.disputed) return null;
+  const d = m.disputed;
+  const meta = [d.date, d.session ? `session ${d.session.slice(0, 8)}` : null].filter(Boolean).join(", ");
+  return h("p", { class: "disputed-detail" },
+    h("strong", {}, "Disputed by a session: "), d.reason, meta ? h("span", { class: "hint" }, ` (${meta})`) : null,
+    h("span", { class: "hint" }, " Accept if it still holds, edit it, or reject it."));
+}
+
+// How this user's sessions used it (their record in state/: nobody else's).
+function usageLine(m) {
+  if (!m.usage) return null;
+  const parts = Object.entries(m.usage).filter(([, n]) => n > 0).map(([use, n]) => `${use} ${n}`);
+  return parts.length ? h("p", { class: "usage hint" }, `Your sessions: ${parts.join(" · ")}`) : null;
+}
+
 export function memoryCard(m, actions) {
   return h("article", { class: "memory", "data-id": m.id },
     h("h1", { class: "subject" }, m.subject),
     h("p", { class: "meta" }, when(m.occurred_at), " · ", m.applies_to, " ", badges(m)),
     m.stale ? h("p", { class: "stale-detail" }, m.stale.detail) : null,
+    disputedBlock(m),
+    usageLine(m),
     actions || null,
     markdown(m.body_html),
     m.keywords.length ? h("p", { class: "keywords" }, m.keywords.map((k) => h("span", { class: "keyword" }, k))) : null);
