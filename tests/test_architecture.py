@@ -130,6 +130,8 @@ PURE = frozenset(
         "repo.received_env",
         "context.notes",
         "context.prompt",
+        "context.prompt_lines",
+        "context.selection",
         "context.session",
         "context.duplicates",
         "context.prompt_text",

@@ -20,6 +20,8 @@ from local_recall.context.notes import Note, char_budget, wrap
 from local_recall.context.prompt_lines import (
     NO_TOOLS_YET,
     POINTER_HEADER,
+    POINTER_HEADER_NO_TOOLS,
+    POINTERS_ONLY_NO_TOOLS,
     POINTERS_ONLY_NOTICE,
     PROMPT_HEADER,
     hit_block,
@@ -103,15 +105,14 @@ def render_prompt_context(selection: Selection, *, tools: bool = True) -> str:
     lines = [
         pointer_line(note, repeated=note.id in selection.repeated) for note in selection.pointers
     ]
-    if lines and not tools:
-        lines.append(NO_TOOLS_YET)
     if not selection.shown:
-        return "\n".join([OPEN_TAG, POINTERS_ONLY_NOTICE, *lines, CLOSE_TAG])
+        notice = POINTERS_ONLY_NOTICE if tools else POINTERS_ONLY_NO_TOOLS
+        return "\n".join([OPEN_TAG, notice, *lines, CLOSE_TAG])
     parts = [PROMPT_HEADER]
     for note in selection.shown:
         parts += ["", hit_block(note)]
     if lines:
-        parts += ["", POINTER_HEADER, *lines]
+        parts += ["", POINTER_HEADER if tools else POINTER_HEADER_NO_TOOLS, *lines]
     return wrap(parts)
 
 

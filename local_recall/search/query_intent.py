@@ -140,7 +140,7 @@ EDIT_VERBS: Final = frozenset(
     update change create implement clean format sort reduce undo revert commit push replace
     translate optimise optimize handle inline tidy correct improve rewrite insert append drop
     generate draft stage squash merge rebase keep continue finish complete print turn break
-    summarise summarize
+    summarise summarize upgrade downgrade bump pin
     """.split()  # noqa: SIM905
 )
 # Words a request opens with before its verb ("now add…", "can you please fix…").
@@ -151,6 +151,11 @@ _LEAD_IN: Final = frozenset(
 # name nothing of the project.
 _PASTED_ERROR: Final = re.compile(r"^\s*[A-Z][A-Za-z]*(?:Error|Exception|Warning)\s*:")
 _BUILTIN_NAMES: Final = frozenset(dir(builtins)) | frozenset({"NoneType"})
+
+
+# Words that point at what is on screen or was just said. "here" asks about this project as
+# often as about the screen ("how are tests run here?"); "again" repeats the last request.
+_ON_SCREEN: Final = (DEICTIC_WORDS - {"here"}) | {"again"}
 
 
 def names_project_code(prompt: str) -> bool:
@@ -164,20 +169,21 @@ def names_project_code(prompt: str) -> bool:
 
 def asks_of_repository(prompt: str) -> bool:
     """Whether a prompt asks something this repository's memory may know, so that its best
-    candidates are worth a pointer line each. It does when it names something of the project
-    that can be looked up (an identifier, a path, a flag, a version), or when it is a question
-    or a report about the project; it does not when it is an edit of the code at hand ("add
-    error handling", "now rename foo"), points at what is on screen ("why does this return
-    None?"), or is a bare Python error pasted without anything of the project named
-    (docs/hooks.md#full-text-pointers-nothing)."""
+    candidates are worth a pointer line each. It does not when it is an edit of the code at
+    hand ("add error handling", "now rename foo", "add caching to get_user"), a bare Python
+    error pasted without anything of the project named, or a prompt about what is on screen or
+    what was just said ("why does this return None?", "run it again"); otherwise it does when
+    it names something of the project that can be looked up (an identifier, a path, a flag, a
+    version) or asks or reports something about it (docs/hooks.md#full-text-pointers-nothing).
+    """
     text = prompt.strip()
+    head = text[:MAX_INTENT_CHARS]
+    first = next((w for w in head.lower().split() if w.strip(",.!?:;") not in _LEAD_IN), "")
+    if first.strip(",.!?:;") in EDIT_VERBS:  # a word, not an identifier such as open_in_browser
+        return False
     if names_project_code(text):
         return True
     if _PASTED_ERROR.match(text):
         return False
-    words = _WORD.findall(text[:MAX_INTENT_CHARS].lower())
-    verb = next((w for w in words if w not in _LEAD_IN), "")
-    if verb in EDIT_VERBS:
-        return False
-    # "here" asks about this project as often as about the screen ("how are tests run here?")
-    return not any(w in DEICTIC_WORDS and w != "here" for w in words)
+    words = _WORD.findall(head.lower())
+    return not any(w in _ON_SCREEN for w in words)

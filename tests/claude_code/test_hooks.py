@@ -189,7 +189,7 @@ def test_a_plausible_hit_is_a_pointer_line(repo: Path, stand_in: StandIn) -> Non
     # a global memory's pointer: short id and subject; Claude Code's command answers only
     # before the MCP server does, so the block says how to open it without the tools
     assert f"- {MEMORY_ID[:8]} Use filelock for cross-process dedup\n" in context
-    assert str(HIT["body"]) not in context and "`local-recall show ID`" in context
+    assert str(HIT["body"]) not in context and "`local-recall show ID` reads one" in context
     assert stand_in.requests[0]["min_score"] == 0.0  # pointers by rank: no floor
 
 

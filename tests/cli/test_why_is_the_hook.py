@@ -13,7 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from local_recall.context.prompt import NO_TOOLS_YET
+from local_recall.context.prompt_lines import (
+    POINTER_HEADER,
+    POINTER_HEADER_NO_TOOLS,
+    POINTERS_ONLY_NO_TOOLS,
+    POINTERS_ONLY_NOTICE,
+)
 from local_recall.recall import Recall
 from local_recall.settings import Settings
 from tests.conftest import git_init
@@ -75,7 +80,10 @@ def hook(repo: Path, prompt: str) -> str:
     ran = run_hook("user-prompt-submit", prompt_input(prompt, repo), repo, env=hook_env(repo))
     assert_clean(ran)
     # the command answers only before the MCP server does: its block names the CLI
-    return ran.context().replace(f"\n{NO_TOOLS_YET}", "") if ran.stdout else ""
+    if not ran.stdout:
+        return ""
+    text = ran.context().replace(POINTERS_ONLY_NO_TOOLS, POINTERS_ONLY_NOTICE)
+    return text.replace(POINTER_HEADER_NO_TOOLS, POINTER_HEADER)
 
 
 def compare(repo: Path) -> int:

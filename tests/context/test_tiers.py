@@ -210,8 +210,15 @@ def test_before_the_mcp_tools_are_offered_the_block_names_the_cli() -> None:
     assert NO_TOOLS_YET in render_selection(chosen, budget_tokens=1500, tools=False)
     assert "local-recall show ID" in NO_TOOLS_YET
     assert NO_TOOLS_YET not in render_selection(chosen, budget_tokens=1500)
+    both = fill_budget([hit(A, 0.9), hit(B, 0.8)], budget_tokens=1500, min_score=0.5, pointers=3)
+    both = both._replace(shown=both.shown[:1], pointers=both.shown[1:])
+    assert NO_TOOLS_YET in render_selection(both, budget_tokens=1500, tools=False)
     full = fill_budget([hit(A, 0.9)], budget_tokens=1500, min_score=0.5, pointers=3)
-    assert NO_TOOLS_YET not in render_selection(full, budget_tokens=1500, tools=False)
+    alike = render_selection(full, budget_tokens=1500)  # no pointer: nothing to say
+    assert render_selection(full, budget_tokens=1500, tools=False) == alike
+    # a few words, not a line: a prompt's block stays short
+    without = render_selection(chosen, budget_tokens=1500, tools=False)
+    assert len(without) - len(render_selection(chosen, budget_tokens=1500)) < 40
 
 
 def test_pointers_fit_the_budget() -> None:
