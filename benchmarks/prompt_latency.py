@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/prompt_latency.py [--claude PATH] [--memories 5000]
         [--sessions 2] [--turns 12] [--single 6] [--configs none,true,local-recall]
         [--candidates] [--search-runs 5] [--repo DIR] [--json OUT]
+        [--cold N [--baseline-in-place OTHER_LOCAL_RECALL]]
 
 A temp git repository with `--memories` synthetic memories and one marker memory, `local-recall
 init` (its hooks, its MCP server, approved), `index`, the daemon started and past its first
@@ -30,6 +31,16 @@ init's `.mcp.json` and its approval always in place):
   * true:         `init`'s settings with the UserPromptSubmit hooks replaced by the command
                   `true` (what any command hook costs);
   * local-recall: `init`'s settings as this checkout writes them.
+
+With `--cold N` (N rounds after one uncounted; `--sessions 0 --single 0 --search-runs 0` for
+these alone), no daemon runs when a session starts (`daemon stop` before each), as after
+`init`, a reboot, or in CI: per configuration, a session whose first prompt is sent at once and
+whose second is typed COLD_TYPED_DELAY s after the first answer, then a single `claude -p`.
+The first prompt then has no daemon to ask (SessionStart starts one for the next prompts) and
+no MCP server connected: the command hook answers it in its own process. The table gives its
+`time_to_request_ms`, the typed one's, and the `claude -p` start-up, each over hooks disabled.
+`--baseline-in-place OTHER` adds configuration `baseline`: another checkout's `local-recall`
+(e.g. main's) in this repository's settings, the same store and caches, in the same rounds.
 
 `--candidates` adds the designs measured for issue 21 (prompt_latency_candidates.py).
 The marker memory is asked about on turns 1 and 7 of every session and in every single run;
@@ -514,10 +525,15 @@ class Figures:
 
 def report(figures: dict[str, Figures], version: str, memories: int, search: list[float]) -> str:
     base = figures["none"]
-    floor = med(base.turns)
-    lines = [
+    head = [
         f"Claude Code {version}; {memories:,} memories + the marker; {machine()}; "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC.",
+    ]
+    if not (base.turns or base.single):  # --cold alone
+        return "\n".join([*head, "", *cold_report(figures)])
+    floor = med(base.turns)
+    lines = [
+        *head,
         "",
         "| configuration | per prompt, turns 2.. (p50) | added | added, MCP server connected "
         "| first prompt (turn 1) added | `claude -p` first prompt added | start-up added "
@@ -629,7 +645,16 @@ def main() -> int:
         help="another checkout's local-recall (e.g. main's): adds its init's settings as "
         "configuration `baseline`, in a copy of the repository with its own daemon",
     )
+    parser.add_argument(
+        "--baseline-in-place",
+        default=None,
+        help="with --cold: another checkout's local-recall (e.g. main's) as configuration "
+        "`baseline` in the same repository (its hooks and MCP server in this checkout's "
+        "settings): the same store and caches, and no daemon of either when a session starts",
+    )
     args = parser.parse_args()
+    if args.baseline_in_place and not args.cold:
+        parser.error("--baseline-in-place needs --cold (a warm daemon would be this checkout's)")
     if not 2 <= args.turns <= len(SESSION_PROMPTS):
         parser.error(f"--turns must be 2..{len(SESSION_PROMPTS)}")
     if not Path(args.claude).exists():
@@ -649,8 +674,7 @@ def main() -> int:
     configs = {name: configs[name] for name in args.configs.split(",") if name in configs}
     if "none" not in configs:
         parser.error("--configs must include none (the floor every figure is relative to)")
-    if args.baseline_launcher:
-        configs["baseline"] = Config("baseline", setups[1])
+    configs.update(baselines(args, setups, env0))
     home = repo.parent / f"{repo.name}-home"
     shutil.rmtree(home, ignore_errors=True)
     try:
@@ -697,12 +721,39 @@ def main() -> int:
     return 0
 
 
+def baselines(
+    args: argparse.Namespace, setups: list[Setup], env: dict[str, str]
+) -> dict[str, Config]:
+    """Configuration `baseline`, if asked for: another checkout's in a copy of the repository
+    (--baseline-launcher) or in the same one (--baseline-in-place)."""
+    if args.baseline_launcher:
+        return {"baseline": Config("baseline", setups[1])}
+    if args.baseline_in_place:
+        compile_package(args.baseline_in_place, env)
+        return {"baseline": in_place(setups[0], args.launcher, args.baseline_in_place)}
+    return {}
+
+
+def in_place(setup: Setup, launcher: str, other: str) -> Config:
+    """`setup`'s settings and MCP server with `other` in place of `launcher`."""
+
+    def swapped(document: dict[str, Any]) -> dict[str, Any]:
+        found: dict[str, Any] = json.loads(json.dumps(document).replace(launcher, other))
+        return found
+
+    return Config("baseline", setup, swapped(setup.settings), swapped(setup.mcp))
+
+
 def compile_package(launcher: str, env: dict[str, str]) -> None:
-    """Compile the bytecode of the local_recall that `launcher`'s interpreter imports."""
+    """Compile the bytecode of the local_recall that `launcher`'s interpreter imports, and of
+    its site-packages: `uv sync` writes none, and with PYTHONDONTWRITEBYTECODE in the
+    environment every hook would compile numpy and onnxruntime's Python again (a checkout
+    against another venv then measures its installer, not its code)."""
     python = Path(launcher).parent / "python"
     code = (
-        "import compileall, local_recall, os; "
-        "compileall.compile_dir(os.path.dirname(local_recall.__file__), quiet=1)"
+        "import compileall, local_recall, os, sysconfig; "
+        "compileall.compile_dir(os.path.dirname(local_recall.__file__), quiet=1); "
+        "compileall.compile_dir(sysconfig.get_path('purelib'), quiet=1, workers=2)"
     )
     subprocess.run([str(python), "-c", code], env=env, check=True)
 
