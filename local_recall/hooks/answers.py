@@ -234,7 +234,8 @@ def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
         if settings.session_start_tokens <= 0:
             return ""
         shown = settings.summaries_count if settings.summaries_tokens > 0 else 0
-        found = context_in_process(run).session_notes(wanted._replace(summaries=shown))
+        listed = context_in_process(run, prompts=False)
+        found = listed.session_notes(wanted._replace(summaries=shown))
     else:
         found = SessionNotes.from_reply(reply)
     return session_start_answer(settings, wanted, found)
@@ -273,12 +274,13 @@ def _start_daemon(run: HookRun) -> None:
 # --- no daemon: the library in this process -------------------------------------------------
 
 
-def context_in_process(run: HookRun) -> "ContextService":
+def context_in_process(run: HookRun, *, prompts: bool = True) -> "ContextService":
     """The ContextService on a Recall of this process: the files and the vector cache, never
     the index (importing lancedb would cost ~2 s of the prompt's time). Candidates by word
     coverage, fuzzy match and cosine (the query is embedded: the model loads in a thread from
     here on, while the library is imported and the files are read), scored by the same
-    calibrated relevance as the daemon's, so the same threshold decides alike."""
+    calibrated relevance as the daemon's, so the same threshold decides alike. `prompts`
+    False: only listed (SessionStart), so no model is loaded."""
     from local_recall.repo.config import load_config_or_defaults
     from local_recall.settings import Settings
 
@@ -287,7 +289,8 @@ def context_in_process(run: HookRun) -> "ContextService":
     config, _ = load_config_or_defaults(
         run.layout.config_path, settings.environ, user_path=settings.user_config_path
     )
-    settings = _loading_model(settings, config)
+    if prompts:
+        settings = _loading_model(settings, config)
 
     from local_recall.context.service import ContextService
     from local_recall.logs import log_to_repo

@@ -147,14 +147,17 @@ MODEL_PROBE = """
 import json, os, sys, threading
 from pathlib import Path
 from local_recall.context.hook_settings import read_hook_settings
-from local_recall.hooks.answers import HookRun, context_in_process
+from local_recall.hooks.answers import HookRun, answer_session_start, context_in_process
 from local_recall.repo.layout import resolve_layout
 
-root = Path(sys.argv[1])
+root, event = Path(sys.argv[1]), sys.argv[2]
 environ = dict(os.environ)
-run = HookRun("claude_code", "UserPromptSubmit", root, environ,
+run = HookRun("claude_code", event, root, environ,
               read_hook_settings(resolve_layout(root, environ), environ))
-context = context_in_process(run)  # nothing searched yet
+if event == "SessionStart":  # the index listed with no daemon: nothing to embed
+    answer_session_start(run, "startup", "s-1")
+else:
+    context = context_in_process(run)  # nothing searched yet
 for thread in threading.enumerate():
     if thread.name == "local-recall-model":
         thread.join(60)
@@ -162,15 +165,25 @@ print(json.dumps({"onnxruntime": "onnxruntime" in sys.modules}))
 """
 
 
-@pytest.mark.parametrize("indexed", [True, False])
-def test_the_cold_path_loads_the_model_from_its_start(repo: Path, indexed: bool) -> None:
-    """The model loads in a thread from the moment the hook knows no daemon answered, beside
-    the library's imports and the catalog's read, rather than after them; without a vector
-    cache (never indexed) no query is embedded, so nothing is loaded."""
+@pytest.mark.parametrize(
+    ("event", "indexed", "loaded"),
+    [
+        ("UserPromptSubmit", True, True),
+        ("UserPromptSubmit", False, False),
+        ("SessionStart", True, False),
+    ],
+)
+def test_the_cold_path_loads_the_model_from_its_start(
+    repo: Path, event: str, indexed: bool, loaded: bool
+) -> None:
+    """The model loads in a thread from the moment the hook knows no daemon answered a prompt,
+    beside the library's imports and the catalog's read, rather than after them; without a
+    vector cache (never indexed) no query is embedded, and SessionStart only lists: neither
+    loads it."""
     if indexed:
         write_memories(repo, count=8)
     done = subprocess.run(
-        [sys.executable, "-c", MODEL_PROBE, str(repo)],
+        [sys.executable, "-c", MODEL_PROBE, str(repo), event],
         capture_output=True,
         text=True,
         cwd=repo,
@@ -178,5 +191,4 @@ def test_the_cold_path_loads_the_model_from_its_start(repo: Path, indexed: bool)
         timeout=150,
         check=True,
     )
-    probe = json.loads(done.stdout)
-    assert probe == {"onnxruntime": indexed}
+    assert json.loads(done.stdout) == {"onnxruntime": loaded}
