@@ -229,7 +229,7 @@ def coverage_scores(terms: Sequence[str], memories: Mapping[str, Memory]) -> dic
     for key, memory in memories.items():
         text = f"{memory.subject} {' '.join(memory.keywords)} {memory.body}"
         # An ASCII text (NFKC leaves it as it is) holds a word starting with a stem only if it
-        # holds the stem: most memories are ruled out without splitting them into words.
+        # holds the stem: one without any is ruled out without splitting it into words.
         if text.isascii() and not _any_in(stems, text.lower()):
             continue
         have = {w[:6] for w in words(text)}
