@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/prompt_latency.py [--claude PATH] [--memories 5000]
         [--sessions 2] [--turns 12] [--single 6] [--configs none,true,local-recall]
         [--candidates] [--search-runs 5] [--repo DIR] [--json OUT]
+        [--cold N [--baseline-in-place OTHER_LOCAL_RECALL]]
 
 A temp git repository with `--memories` synthetic memories and one marker memory, `local-recall
 init` (its hooks, its MCP server, approved), `index`, the daemon started and past its first
@@ -30,6 +31,16 @@ init's `.mcp.json` and its approval always in place):
   * true:         `init`'s settings with the UserPromptSubmit hooks replaced by the command
                   `true` (what any command hook costs);
   * local-recall: `init`'s settings as this checkout writes them.
+
+With `--cold N` (N rounds after one uncounted; `--sessions 0 --single 0 --search-runs 0` for
+these alone), no daemon runs when a session starts (`daemon stop` before each), as after
+`init`, a reboot, or in CI: per configuration, a session whose first prompt is sent at once and
+whose second is typed COLD_TYPED_DELAY s after the first answer, then a single `claude -p`.
+The first prompt then has no daemon to ask (SessionStart starts one for the next prompts) and
+no MCP server connected: the command hook answers it in its own process. The table gives its
+`time_to_request_ms`, the typed one's, and the `claude -p` start-up, each over hooks disabled.
+`--baseline-in-place OTHER` adds configuration `baseline`: another checkout's `local-recall`
+(e.g. main's) in this repository's settings, the same store and caches, in the same rounds.
 
 `--candidates` adds the designs measured for issue 21 (prompt_latency_candidates.py).
 The marker memory is asked about on turns 1 and 7 of every session and in every single run;
@@ -89,6 +100,8 @@ MARKER_TURNS = (1, 7)
 DEFAULT_CONFIGS = "none,true,local-recall"
 FIRST_PROMPT_DELAY = 8.0
 NEXT_PROMPT_DELAY = 1.5
+# --cold: the second prompt of a cold session, typed this long after the first one's answer
+COLD_TYPED_DELAY = 3.0
 DEFAULT_CLAUDE = Path.home() / ".cache" / "local-recall-e2e" / "node_modules" / ".bin" / "claude"
 
 
@@ -316,7 +329,14 @@ class Session:
 
 
 def paced_session(
-    claude: str, config: Config, prompts: list[str], env: dict[str, str], api: Api
+    claude: str,
+    config: Config,
+    prompts: list[str],
+    env: dict[str, str],
+    api: Api,
+    *,
+    first_delay: float = FIRST_PROMPT_DELAY,
+    next_delay: float = NEXT_PROMPT_DELAY,
 ) -> Session:
     repo = config.setup.repo
     args = [claude, "-p", "--input-format", "stream-json", "--output-format", "stream-json"]
@@ -346,7 +366,7 @@ def paced_session(
     session = Session([], [], [], [])
     daemon_pid = daemon_pid_of(repo)
     try:
-        time.sleep(FIRST_PROMPT_DELAY)
+        time.sleep(first_delay)
         for turn, prompt in enumerate(prompts, 1):
             sent = time.monotonic()
             cpu_before = session_cpu_ms(process.pid, daemon_pid)
@@ -366,7 +386,7 @@ def paced_session(
             session.cpu.append(session_cpu_ms(process.pid, daemon_pid) - cpu_before)
             if turn in MARKER_TURNS:
                 session.marker.append(any(hit for _, hit in api.since(sent)))
-            time.sleep(NEXT_PROMPT_DELAY)
+            time.sleep(next_delay)
         process.stdin.close()
         process.wait(timeout=60)
     finally:
@@ -494,14 +514,26 @@ class Figures:
     marker_single: list[bool] = field(default_factory=list)
     missing: int = 0
     loads: list[float] = field(default_factory=list)
+    # --cold: the daemon stopped before each session
+    cold_first: list[float] = field(default_factory=list)  # turn 1, sent at once
+    cold_typed: list[float] = field(default_factory=list)  # turn 2, COLD_TYPED_DELAY later
+    cold_single: list[float] = field(default_factory=list)  # `claude -p` time_to_request_ms
+    cold_startup: list[float] = field(default_factory=list)
+    cold_marker: list[bool] = field(default_factory=list)
+    cold_loads: list[float] = field(default_factory=list)
 
 
 def report(figures: dict[str, Figures], version: str, memories: int, search: list[float]) -> str:
     base = figures["none"]
-    floor = med(base.turns)
-    lines = [
+    head = [
         f"Claude Code {version}; {memories:,} memories + the marker; {machine()}; "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC.",
+    ]
+    if not (base.turns or base.single):  # --cold alone
+        return "\n".join([*head, "", *cold_report(figures)])
+    floor = med(base.turns)
+    lines = [
+        *head,
         "",
         "| configuration | per prompt, turns 2.. (p50) | added | added, MCP server connected "
         "| first prompt (turn 1) added | `claude -p` first prompt added | start-up added "
@@ -532,10 +564,38 @@ def report(figures: dict[str, Figures], version: str, memories: int, search: lis
             f"included, {len(search)} requests): p50 {p(search, 0.5):.1f} ms, "
             f"p95 {p(search, 0.95):.1f} ms.",
         ]
+    if base.cold_first or base.cold_single:
+        lines += ["", *cold_report(figures)]
     missing = sum(f.missing for f in figures.values())
     if missing:
         lines.append(f"Turns without time_to_request_ms: {missing}.")
     return "\n".join(lines)
+
+
+def cold_report(figures: dict[str, Figures]) -> list[str]:
+    """The --cold rounds: no daemon when each session starts."""
+    base = figures["none"]
+    lines = [
+        "No daemon when the session starts (`daemon stop` before each; medians, added over "
+        "hooks disabled):",
+        "",
+        "| configuration | first prompt, sent at once | next prompt, typed "
+        f"{COLD_TYPED_DELAY:.0f} s later | `claude -p` first prompt | `claude -p` start-up "
+        "| marker reached the model | load (1 min) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, got in figures.items():
+        loads = got.cold_loads
+        load_text = f"{min(loads):.1f}–{max(loads):.1f}" if loads else "—"
+        lines.append(
+            f"| {name} | **{signed(_delta(got.cold_first, base.cold_first))}** "
+            f"(n={len(got.cold_first)}) | {signed(_delta(got.cold_typed, base.cold_typed))} "
+            f"| **{signed(_delta(got.cold_single, base.cold_single))}** "
+            f"(n={len(got.cold_single)}) "
+            f"| {signed(_delta(got.cold_startup, base.cold_startup))} "
+            f"| {sum(got.cold_marker)}/{len(got.cold_marker)} | {load_text} |"
+        )
+    return lines
 
 
 def _delta(values: list[float], base: list[float]) -> float | None:
@@ -564,6 +624,14 @@ def main() -> int:
     )
     parser.add_argument("--candidates", action="store_true", help="add issue 21's candidates")
     parser.add_argument("--search-runs", type=int, default=5, help="rounds of the search timing")
+    parser.add_argument(
+        "--cold",
+        type=int,
+        default=0,
+        help="rounds with no daemon when each session starts (`daemon stop` before it): a "
+        "session whose first prompt is sent at once and its second typed "
+        f"{COLD_TYPED_DELAY:.0f} s later, and a single `claude -p`, per configuration",
+    )
     parser.add_argument("--repo", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="write every sample here")
     parser.add_argument(
@@ -577,7 +645,16 @@ def main() -> int:
         help="another checkout's local-recall (e.g. main's): adds its init's settings as "
         "configuration `baseline`, in a copy of the repository with its own daemon",
     )
+    parser.add_argument(
+        "--baseline-in-place",
+        default=None,
+        help="with --cold: another checkout's local-recall (e.g. main's) as configuration "
+        "`baseline` in the same repository (its hooks and MCP server in this checkout's "
+        "settings): the same store and caches, and no daemon of either when a session starts",
+    )
     args = parser.parse_args()
+    if args.baseline_in_place and not args.cold:
+        parser.error("--baseline-in-place needs --cold (a warm daemon would be this checkout's)")
     if not 2 <= args.turns <= len(SESSION_PROMPTS):
         parser.error(f"--turns must be 2..{len(SESSION_PROMPTS)}")
     if not Path(args.claude).exists():
@@ -597,8 +674,7 @@ def main() -> int:
     configs = {name: configs[name] for name in args.configs.split(",") if name in configs}
     if "none" not in configs:
         parser.error("--configs must include none (the floor every figure is relative to)")
-    if args.baseline_launcher:
-        configs["baseline"] = Config("baseline", setups[1])
+    configs.update(baselines(args, setups, env0))
     home = repo.parent / f"{repo.name}-home"
     shutil.rmtree(home, ignore_errors=True)
     try:
@@ -613,7 +689,7 @@ def main() -> int:
                 for name, config in candidate_configs(setups[0]).items()
                 if name in named or args.configs == DEFAULT_CONFIGS
             )
-        search = search_times(repo, env0, args.search_runs)
+        search = search_times(repo, env0, args.search_runs) if args.search_runs else []
         figures = {name: Figures() for name in configs}
         api = Api()
         with api.server:
@@ -625,6 +701,7 @@ def main() -> int:
             for key in ("MCP_CONNECTION_NONBLOCKING", "MCP_CONNECT_TIMEOUT_MS"):
                 env.pop(key)  # Claude Code's default: MCP servers connect in the background
             run_rounds(args, configs, figures, env, api)
+            run_cold_rounds(args, configs, figures, env, api, env0)
     finally:
         for setup in setups:
             write_project(setup.repo, setup.settings, setup.mcp)
@@ -644,12 +721,39 @@ def main() -> int:
     return 0
 
 
+def baselines(
+    args: argparse.Namespace, setups: list[Setup], env: dict[str, str]
+) -> dict[str, Config]:
+    """Configuration `baseline`, if asked for: another checkout's in a copy of the repository
+    (--baseline-launcher) or in the same one (--baseline-in-place)."""
+    if args.baseline_launcher:
+        return {"baseline": Config("baseline", setups[1])}
+    if args.baseline_in_place:
+        compile_package(args.baseline_in_place, env)
+        return {"baseline": in_place(setups[0], args.launcher, args.baseline_in_place)}
+    return {}
+
+
+def in_place(setup: Setup, launcher: str, other: str) -> Config:
+    """`setup`'s settings and MCP server with `other` in place of `launcher`."""
+
+    def swapped(document: dict[str, Any]) -> dict[str, Any]:
+        found: dict[str, Any] = json.loads(json.dumps(document).replace(launcher, other))
+        return found
+
+    return Config("baseline", setup, swapped(setup.settings), swapped(setup.mcp))
+
+
 def compile_package(launcher: str, env: dict[str, str]) -> None:
-    """Compile the bytecode of the local_recall that `launcher`'s interpreter imports."""
+    """Compile the bytecode of the local_recall that `launcher`'s interpreter imports, and of
+    its site-packages: `uv sync` writes none, and with PYTHONDONTWRITEBYTECODE in the
+    environment every hook would compile numpy and onnxruntime's Python again (a checkout
+    against another venv then measures its installer, not its code)."""
     python = Path(launcher).parent / "python"
     code = (
-        "import compileall, local_recall, os; "
-        "compileall.compile_dir(os.path.dirname(local_recall.__file__), quiet=1)"
+        "import compileall, local_recall, os, sysconfig; "
+        "compileall.compile_dir(os.path.dirname(local_recall.__file__), quiet=1); "
+        "compileall.compile_dir(sysconfig.get_path('purelib'), quiet=1, workers=2)"
     )
     subprocess.run([str(python), "-c", code], env=env, check=True)
 
@@ -679,7 +783,7 @@ def run_rounds(
     prompts = list(SESSION_PROMPTS[: args.turns])
     # round 0 warms caches (the OS's, Claude Code's, the daemon's model and index; not its query
     # embeddings: every prompt is new, see fresh()) and is not counted
-    for round_ in range(args.sessions + 1):
+    for round_ in range(args.sessions + 1 if args.sessions else 0):
         shift = round_ % len(names)
         for name in names[shift:] + names[:shift]:
             config, got = configs[name], figures[name]
@@ -721,6 +825,61 @@ def run_rounds(
             if single.startup_ms is not None:
                 got.startup.append(single.startup_ms)
             got.marker_single.append(single.marker)
+
+
+def stop_daemon(setup: Setup, env: dict[str, str]) -> None:
+    lr(setup.launcher, setup.repo, env, "daemon", "stop")
+
+
+def run_cold_rounds(
+    args: argparse.Namespace,
+    configs: dict[str, Config],
+    figures: dict[str, Figures],
+    env: dict[str, str],
+    api: Api,
+    env0: dict[str, str],
+) -> None:
+    """--cold: as after `init`, a reboot, or in CI: no daemon when the session starts. Each
+    configuration's session then its single `claude -p`, each after `daemon stop`; round 0
+    (the OS's caches) is not counted."""
+    names = list(configs)
+    prompts = [MARKER_PROMPT, SESSION_PROMPTS[1]]
+    for round_ in range(args.cold + 1 if args.cold else 0):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            config, got = configs[name], figures[name]
+            config.write()
+            stop_daemon(config.setup, env0)
+            before = load()
+            session = paced_session(
+                args.claude,
+                config,
+                prompts,
+                env,
+                api,
+                first_delay=0.0,
+                next_delay=COLD_TYPED_DELAY,
+            )
+            stop_daemon(config.setup, env0)
+            single = single_run(args.claude, config, env, api)
+            stop_daemon(config.setup, env0)
+            print(
+                f"cold {round_} {name}: session {session.times} marker {session.marker}; "
+                f"single {single}",
+                flush=True,
+            )
+            if round_ == 0:
+                continue
+            got.cold_loads += [before, load()]
+            if session.times[0] is not None:
+                got.cold_first.append(float(session.times[0]))
+            if session.times[1] is not None:
+                got.cold_typed.append(float(session.times[1]))
+            if single.time_to_request_ms is not None:
+                got.cold_single.append(float(single.time_to_request_ms))
+            if single.startup_ms is not None:
+                got.cold_startup.append(single.startup_ms)
+            got.cold_marker += [*session.marker, single.marker]
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from local_recall.context.notes import Note
     from local_recall.context.prompt import PromptAsk
     from local_recall.context.service import ContextService
+    from local_recall.repo.config import Config
+    from local_recall.settings import Settings
 
 SESSION_END_ASK_SECONDS = 0.5
 # Listing 10k memories takes the daemon longer than a search; SessionStart has the time.
@@ -242,7 +244,8 @@ def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
         if settings.session_start_tokens <= 0:
             return ""
         shown = settings.summaries_count if settings.summaries_tokens > 0 else 0
-        found = context_in_process(run).session_notes(wanted._replace(summaries=shown))
+        listed = context_in_process(run, prompts=False)
+        found = listed.session_notes(wanted._replace(summaries=shown))
     else:
         found = SessionNotes.from_reply(reply)
     return session_start_answer(settings, wanted, found)
@@ -295,14 +298,13 @@ def _start_daemon(run: HookRun) -> None:
 # --- no daemon: the library in this process -------------------------------------------------
 
 
-def context_in_process(run: HookRun) -> "ContextService":
+def context_in_process(run: HookRun, *, prompts: bool = True) -> "ContextService":
     """The ContextService on a Recall of this process: the files and the vector cache, never
     the index (importing lancedb would cost ~2 s of the prompt's time). Candidates by word
-    coverage, fuzzy match and cosine (the query is embedded: ~0.6 s cold), scored by the same
-    calibrated relevance as the daemon's, so the same threshold decides alike."""
-    from local_recall.context.service import ContextService
-    from local_recall.logs import log_to_repo
-    from local_recall.recall import Recall
+    coverage, fuzzy match and cosine (the query is embedded: the model loads in a thread from
+    here on, while the library is imported and the files are read), scored by the same
+    calibrated relevance as the daemon's, so the same threshold decides alike. `prompts`
+    False: only listed (SessionStart), so no model is loaded."""
     from local_recall.repo.config import load_config_or_defaults
     from local_recall.settings import Settings
 
@@ -311,9 +313,48 @@ def context_in_process(run: HookRun) -> "ContextService":
     config, _ = load_config_or_defaults(
         run.layout.config_path, settings.environ, user_path=settings.user_config_path
     )
+    if prompts:
+        settings = _loading_model(settings, config)
+
+    from local_recall.context.service import ContextService
+    from local_recall.logs import log_to_repo
+    from local_recall.recall import Recall
+
     recall = Recall(settings, config)
     log_to_repo(recall)
     return ContextService(recall, use_index=False)
+
+
+def _loading_model(settings: "Settings", config: "Config") -> "Settings":
+    """`settings` whose embedder is the MiniLM model already loading in a thread, where the
+    vector cache exists (without it the search never embeds the query). Loading it (~0.25 s
+    of CPU, mostly onnxruntime's, much of it without the GIL) then overlaps the library's
+    imports and the catalog's read instead of following them; the search waits for it on the
+    embedder's own lock. Any failure is left to the search, which reports it as before."""
+    import threading
+    from dataclasses import replace
+
+    from local_recall.search.embedders.minilm import MiniLMEmbedder
+
+    try:
+        embedder = settings.make_embedder(config)
+    except Exception:  # the search meets the same error and degrades
+        return settings
+    if not isinstance(embedder, MiniLMEmbedder):
+        return settings  # another provider: nothing to load (ollama is a server)
+    state_dir = settings.layout.state_dir
+
+    def load() -> None:
+        try:
+            from local_recall.search.vector_log import VECTORS_JSON
+
+            if (state_dir / VECTORS_JSON).is_file():
+                embedder.load()
+        except Exception:  # noqa: S110 - the search loads it again and reports why
+            pass
+
+    threading.Thread(target=load, name="local-recall-model", daemon=True).start()
+    return replace(settings, embedder_factory=lambda _config: embedder)
 
 
 # --- logging (only configured when there is something to say) -------------------------------

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from local_recall.errors import InvalidInput
 from local_recall.memory.keywords import extract_keywords
@@ -28,7 +28,9 @@ from local_recall.memory.model import (
     validate_subject,
 )
 from local_recall.memory.timestamps import memory_time
-from local_recall.redaction.secrets import find_secrets, redact_fields
+
+if TYPE_CHECKING:
+    from local_recall.redaction.findings import Finding
 
 
 def make_draft(
@@ -47,6 +49,8 @@ def make_draft(
     # and cuts keywords short: a PEM block folded flat, a YAML `key: value` no longer at a line
     # start or a token cut at 100 characters is no longer recognisable (the first validation
     # only refuses bad input before any work).
+    from local_recall.redaction.secrets import redact_fields  # see _secrets_found
+
     validate_body(body)
     validate_subject(subject)
     given = [keywords] if isinstance(keywords, str) else list(keywords or ())
@@ -96,7 +100,7 @@ def _stored_provenance(given: Provenance) -> dict[str, Any]:
             text = None if value is None else parse_provenance_name(value, key)
         except InvalidInput:
             return None
-        return None if text is None or find_secrets(text) else text
+        return None if text is None or _secrets_found(text) else text
 
     try:
         commit = None if given.commit is None else parse_commit(given.commit)
@@ -105,7 +109,7 @@ def _stored_provenance(given: Provenance) -> dict[str, Any]:
     files: dict[str, None] = {}
     for path in given.files:
         rel = repo_relative(path)
-        if rel is not None and not find_secrets(rel):
+        if rel is not None and not _secrets_found(rel):
             files[rel] = None
     return {
         "commit": commit,
@@ -125,6 +129,8 @@ def redacted_edits(
         validate_subject(subject)
     if body is not None:
         validate_body(body)
+    from local_recall.redaction.secrets import redact_fields  # see _secrets_found
+
     given = [f for f in (subject, body) if f is not None] + list(keywords or ())
     redacted = iter(r.text for r in redact_fields(given))
     changes: dict[str, object] = {}
@@ -157,7 +163,16 @@ def stored_scope(scope: str) -> str:
     redacted (a `[REDACTED]` path would match nothing): one that holds a secret is refused, and
     the message does not repeat it."""
     value = parse_scope(scope)
-    found = find_secrets(value)
+    found = _secrets_found(value)
     if found:
         raise InvalidInput(f"the scope holds what looks like a secret ({found[0].kind}); not saved")
     return value
+
+
+def _secrets_found(text: str) -> tuple[Finding, ...]:
+    """redaction's `find_secrets`, imported on first use: its patterns cost ~40 ms to compile,
+    and a process that only reads memories (a hook answering a prompt with no daemon) never
+    writes one."""
+    from local_recall.redaction.secrets import find_secrets
+
+    return find_secrets(text)

@@ -10,9 +10,6 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import FileLock
-from filelock import Timeout as _Timeout
-
 from local_recall.errors import StorageError
 from local_recall.repo.files import check_writable_place
 
@@ -26,6 +23,11 @@ def held_lock(path: Path, *, timeout: float, what: str = "the lock") -> Iterator
     """Hold the lock file `path` (its folder is created) for the block; -1 waits forever.
 
     Raises LockBusy after `timeout` seconds, StorageError when the lock file cannot be made."""
+    # imported here: a hook that only reads (no daemon: the prompt's answer in its own process)
+    # never takes a lock, and filelock costs ~20 ms of its start
+    from filelock import FileLock
+    from filelock import Timeout as _Timeout
+
     check_writable_place(path)  # filelock refuses a symlinked lock file, not a folder
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -214,6 +214,10 @@ def snippet(body: str, terms: Sequence[str], width: int = SNIPPET_CHARS) -> str:
     return ("…" if start else "") + text + ("…" if start + width < len(flat) else "")
 
 
+def _any_in(stems: Sequence[str], text: str) -> bool:
+    return any(stem in text for stem in stems)
+
+
 def coverage_scores(terms: Sequence[str], memories: Mapping[str, Memory]) -> dict[str, float]:
     """Without an index: the share of query words found in each memory (prefix-tolerant so
     "deduplicating" meets "deduplicate"). Slow and plain, but it needs only the files."""
@@ -223,7 +227,12 @@ def coverage_scores(terms: Sequence[str], memories: Mapping[str, Memory]) -> dic
     stems = [t[:6] for t in wanted]
     scores: dict[str, float] = {}
     for key, memory in memories.items():
-        have = {w[:6] for w in words(f"{memory.subject} {' '.join(memory.keywords)} {memory.body}")}
+        text = f"{memory.subject} {' '.join(memory.keywords)} {memory.body}"
+        # An ASCII text (NFKC leaves it as it is) holds a word starting with a stem only if it
+        # holds the stem: one without any is ruled out without splitting it into words.
+        if text.isascii() and not _any_in(stems, text.lower()):
+            continue
+        have = {w[:6] for w in words(text)}
         found = sum(1 for s in stems if s in have)
         if found:
             scores[key] = found / len(stems)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from local_recall.memory.model import Memory
 from local_recall.search import relevance as rel
 from local_recall.search.query_intent import has_nothing_to_look_up
 from local_recall.search.vector_cache import VECTORS_JSON, read_vector_cache, write_vector_cache
@@ -413,3 +415,52 @@ def replace_memory(memory: Any) -> Any:
     from dataclasses import replace
 
     return replace(memory)
+
+
+def test_coverage_scores_rules_out_a_memory_only_when_no_word_can_match() -> None:
+    """The no-daemon path's word coverage skips splitting an ASCII memory that does not hold
+    any query stem as a substring: the scores are those of splitting every memory."""
+    from local_recall.search.scoring import coverage_scores
+    from local_recall.search.text_terms import words
+
+    def plain(terms: list[str], memories: dict[str, Memory]) -> dict[str, float]:
+        stems = [t[:6] for t in terms if len(t) > 1]
+        found = {}
+        for key, m in memories.items():
+            have = {w[:6] for w in words(f"{m.subject} {' '.join(m.keywords)} {m.body}")}
+            hits = sum(1 for s in stems if s in have)
+            if hits:
+                found[key] = hits / len(stems)
+        return found
+
+    texts = {
+        "camel": ("ProcessedLog rotates", "The LogRotator keeps 3 files.", ("ops",)),
+        "inside": ("Unrelated", "A catalogue of cats (cat inside a word is no match).", ()),
+        "prefix": ("Deduplicating saves", "dedup_check runs first; filelock guards it.", ()),
+        "accent": ("Café cache", "Der Zeitplaner lädt die Konfiguration.", ("zeit",)),
+        "ligature": ("ﬁle locks", "The \ufb01le is locked (NFKC turns the ligature into fi).", ()),
+        "upper": ("RETRY BACKOFF", "QUEUE WORKER RETRIES", ("Backoff",)),
+        "none": ("Release checklist", "Bump the version, tag, push.", ()),
+    }
+    memories = {
+        key: Memory(
+            id=key,
+            subject=s,
+            body=b,
+            keywords=k,
+            applies_to="global",
+            occurred_at=datetime(2025, 1, 1, tzinfo=UTC),
+            content_hash=key,
+        )
+        for key, (s, b, k) in texts.items()
+    }
+    for query in (
+        ["cat", "processed", "log"],
+        ["deduplicate", "filelock", "dedup"],
+        ["zeitplaner", "lädt", "café", "cache"],
+        ["file", "locks"],
+        ["retry", "backoff", "queue"],
+        ["x", "version"],
+        ["nothing", "here"],
+    ):
+        assert coverage_scores(query, memories) == plain(query, memories), query
