@@ -38,7 +38,7 @@ class HookSettings(NamedTuple):
     prompt_pointers: int = 3  # [hooks] prompt_pointers
     prompt_pointer_min_score: float = 0.0  # [hooks] prompt_pointer_min_score
     prompt_full_tokens: int = 400  # [hooks] prompt_full_tokens
-    prompt_pointer_gap: float = 1.0  # [hooks] prompt_pointer_gap
+    prompt_pointer_gap: float = 0.25  # [hooks] prompt_pointer_gap
     learn_calibrate: bool = False  # [learning] calibrate
     learn_track_record: bool = False  # [learning] track_record
     learn_half_life_days: float = 90.0  # [learning] half_life_days

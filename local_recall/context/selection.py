@@ -38,7 +38,7 @@ from local_recall.context.prompt_lines import (
 POINTER_MIN_SCORE = 0.0  # hooks.prompt_pointer_min_score: no floor on a pointer's score
 # How far (logits of the score) a runner-up may trail the first pointer and still get a line
 # of its own: one line when the best clearly leads, up to three when they are close.
-POINTER_GAP = 1.0
+POINTER_GAP = 0.25
 # With pointers on, the full text a prompt gets by default (hooks.prompt_full_tokens; the best
 # sure hit always): other sure ones are pointed at. In 500-memory stores an answered prompt had
 # ~5 hits over the full-text threshold, most of them neighbours of the answer

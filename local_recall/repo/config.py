@@ -107,7 +107,7 @@ class HooksConfig:
         maximum=1,
     )
     prompt_pointer_gap: float = _key(
-        1.0,
+        0.25,
         "After the first pointer, others only within this many logits of its score.",
         minimum=0,
         maximum=20,

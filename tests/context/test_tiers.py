@@ -274,7 +274,7 @@ def test_the_selection_records_why_each_candidate_got_its_tier() -> None:
     assert reasons[A] == "sure: score 0.90 >= 0.50"
     assert reasons[B] == "shown in full earlier in this session"
     assert reasons[C] == f"states the fact of {A[:8]}"
-    assert reasons[D] == "more than 1 logits under the best"
+    assert reasons[D] == "more than 0.25 logits under the best"
     assert reasons[E] == "score 0.00: no evidence, or under 0.00"
 
 
