@@ -138,7 +138,9 @@ def fill_budget(
     tiers = pointers > 0
     floor = min(min_score, pointer_min_score) if tiers else min_score
     reasons: dict[str, str] = {}
-    ranked = _once(hits, floor, reasons)
+    # with pointers on, no more than `pointers` hits under full text can point: the rest are
+    # not weighed (their words not compared: the prompt's path stays cheap at any limit)
+    ranked = _once(hits, floor, reasons, min_score, seen, pointers if tiers else None)
     full = _full_text(ranked, min_score, limit, full_tokens if tiers else 0, seen, reasons)
     if tiers:
         lead = full.shown[0].score if full.shown else None
@@ -167,8 +169,16 @@ def fill_budget(
     )
 
 
-def _once(hits: Iterable[Note], floor: float, reasons: dict[str, str]) -> list[Note]:
-    """The hits at or over `floor` (and with any evidence), best first, each fact once."""
+def _once(
+    hits: Iterable[Note],
+    floor: float,
+    reasons: dict[str, str],
+    min_score: float,
+    seen: Seen,
+    may_point: int | None,
+) -> list[Note]:
+    """The hits at or over `floor` (and with any evidence), best first, each fact once; of
+    those under `min_score` that could point, at most `may_point` (None: all)."""
     ordered: list[Note] = []
     for hit in hits:
         if hit.score > 0 and hit.score >= floor:
@@ -179,8 +189,14 @@ def _once(hits: Iterable[Note], floor: float, reasons: dict[str, str]) -> list[N
     ordered.sort(key=lambda h: -h.score * h.order)
     ranked: list[Note] = []
     taken: list[FactWords] = []
+    plain = 0  # hits under full text that could point, kept so far
     for note in ordered:
         if note.id in reasons:
+            continue
+        could_point = note.score < min_score and not note.repo
+        could_point = could_point and note.id not in seen.full and note.id not in seen.pointed
+        if could_point and may_point is not None and plain >= may_point:
+            reasons[note.id] = "below the ranks that may point"
             continue
         words = fact_words(note.subject, note.body)
         twin = next((i for i, other in enumerate(taken) if same_words(other, words)), None)
@@ -190,6 +206,7 @@ def _once(hits: Iterable[Note], floor: float, reasons: dict[str, str]) -> list[N
             continue
         taken.append(words)
         ranked.append(note)
+        plain += could_point
         reasons[note.id] = ""
     return ranked
 
