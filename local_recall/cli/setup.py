@@ -19,7 +19,12 @@ from local_recall.cli.health import (
     check_learned,
     check_unreviewed,
 )
-from local_recall.cli.next_steps import hooks_reach, next_steps_text, shared_files
+from local_recall.cli.next_steps import (
+    changed_in_repository,
+    git_add_line,
+    hooks_reach,
+    next_steps_text,
+)
 from local_recall.doctor import (
     FAIL,
     OK,
@@ -159,9 +164,12 @@ def init(
     _suggest_ollama(app.recall)
     claude_scope = scope if with_claude else None
     agents_wired = [agent for agent in chosen if agent != "claude"]
-    shared = shared_files(claude_scope, agents_wired)
-    present = [name for name in shared if os.path.lexists(report.root / name)]
-    click.echo(next_steps_text(claude_scope, agents_wired, present))
+    ours = any((report.created_dirs, report.wrote_config, report.gitignore_added))
+    touched = [(layout.recall_dir, "created")] if ours or report.gitattributes_added else []
+    touched += [(c.path, c.action) for c in claude.changes]
+    touched += [(c.path, c.action) for c in others]
+    staged = changed_in_repository(report.root, touched, settings.environ)
+    click.echo(next_steps_text(claude_scope, agents_wired, staged))
 
 
 def _suggest_ollama(recall: Recall) -> None:
@@ -247,6 +255,11 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
         click.echo(
             f"kept the MCP server, its approval and the daemon: {where} still runs our hooks"
         )
+    touched = [(c.path, c.action) for c in report.changes]
+    touched += [(c.path, c.action) for c in others]
+    staged = changed_in_repository(settings.root, touched, settings.environ)
+    if staged:
+        click.echo(f"to share the removal: {git_add_line(staged, 'Remove local-recall hooks')}")
 
 
 @cli.command()

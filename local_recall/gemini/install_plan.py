@@ -23,6 +23,7 @@ from local_recall.agents.plan import (
     plan_mcp_server_install,
     plan_mcp_server_uninstall,
 )
+from local_recall.repo.json_text import render_json_like
 
 AGENT = "gemini"
 SETTINGS_FILE = ".gemini/settings.json"
@@ -63,4 +64,4 @@ def plan(texts: Mapping[str, str | None], launcher: Sequence[str] | None) -> dic
         new = plan_list_add(new, ("tools", "allowed"), READ_ONLY_TOOLS)
     if new == current:
         return {SETTINGS_FILE: text}
-    return {SETTINGS_FILE: json.dumps(new, indent=2, ensure_ascii=False) + "\n" if new else None}
+    return {SETTINGS_FILE: render_json_like(new, text) if new else None}

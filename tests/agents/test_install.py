@@ -194,7 +194,7 @@ def test_instructions_section_is_replaced_in_place_and_removed_whole() -> None:
     text = f"intro\n\n{SECTION_BEGIN}\nold\n{SECTION_END}\n\noutro\n"
     assert (
         plan_section_install(text, "new")
-        == f"intro\n\n{SECTION_BEGIN}\nnew\n{SECTION_END}\noutro\n"
+        == f"intro\n\n{SECTION_BEGIN}\nnew\n{SECTION_END}\n\noutro\n"
     )
     assert plan_section_uninstall(text) == "intro\n\noutro\n"
     assert plan_section_uninstall(f"{SECTION_BEGIN}\nx\n{SECTION_END}\n") is None
