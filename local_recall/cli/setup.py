@@ -35,6 +35,7 @@ from local_recall.doctor import (
     check_claude_mcp,
     check_config,
     check_destinations,
+    check_folder_notes,
     check_layout,
     check_memory_files,
     check_python,
@@ -300,6 +301,7 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
     ]
     if layout.recall_dir.is_dir():
         checks.extend(check_memory_files(scan))
+        checks.extend(check_folder_notes((layout.episodic_dir, layout.thinking_dir)))
         checks.extend(check_search(search_health))
         checks.extend(check_stale(lambda: len(recall().stale_memories())))
         checks.extend(check_unreviewed(lambda: len(recall().unreviewed())))
@@ -386,7 +388,8 @@ def _fix_memory_files(app: AppContext) -> list[Check]:
     checks = []
     for result in results:
         if isinstance(result, Repair):
-            detail = f"{result.source} → {result.target.name}: {'; '.join(result.changes)}"
+            moved = "" if result.target == result.source else f" → {result.target.name}"
+            detail = f"{result.source}{moved}: {'; '.join(result.changes)}"
             checks.append(Check("fixed", OK, escape_controls(detail)))
         else:
             checks.append(Check("fix", WARN, escape_controls(f"{result.source}: {result.reason}")))

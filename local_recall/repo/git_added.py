@@ -1,0 +1,52 @@
+"""When git first saw a file: the time of the commit that added it. A memory written by hand
+without `occurred_at` takes this time (the same in every clone), else the file's own mtime."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+_TIMEOUT = 10
+
+
+def added_at(path: Path, environ: Mapping[str, str]) -> datetime | None:
+    """The author time of the oldest commit that added `path`; None when git has no such
+    commit (untracked, not a checkout, git missing)."""
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(path.parent),
+                "log",
+                "--diff-filter=A",
+                "--format=%at",
+                "--",
+                path.name,
+            ],
+            capture_output=True,
+            text=True,
+            env={**environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+            timeout=_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = done.stdout.split() if done.returncode == 0 else []
+    try:
+        return datetime.fromtimestamp(int(lines[-1]), UTC) if lines else None
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def file_time(path: Path, environ: Mapping[str, str]) -> datetime:
+    """`added_at`, else the file's modification time, else the epoch (it is gone)."""
+    found = added_at(path, environ)
+    if found is not None:
+        return found
+    try:
+        return datetime.fromtimestamp(path.lstat().st_mtime, UTC)
+    except OSError:
+        return datetime.fromtimestamp(0, UTC)
