@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def changed_in_repository(
 
 
 def git_add_line(paths: Sequence[str], message: str) -> str:
-    return f"git add {' '.join(paths)} && git commit -m '{message}'"
+    return f"git add {' '.join(shlex.quote(p) for p in paths)} && git commit -m '{message}'"
 
 
 def next_steps(

@@ -8,12 +8,15 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-_TIMEOUT = 10
+# A hook may be the first to read such a file (the catalog then keeps its time): git's walk
+# back to the commit that added it is bounded, the file's mtime is the answer past it.
+_TIMEOUT = 2.0
 
 
 def added_at(path: Path, environ: Mapping[str, str]) -> datetime | None:
-    """The author time of the oldest commit that added `path`; None when git has no such
-    commit (untracked, not a checkout, git missing)."""
+    """The author time of the newest commit that added `path` (git walks back from HEAD only
+    that far: `-1`); None when git has no such commit (untracked, not a checkout, git missing,
+    a walk over the time limit)."""
     try:
         done = subprocess.run(
             [
@@ -21,6 +24,7 @@ def added_at(path: Path, environ: Mapping[str, str]) -> datetime | None:
                 "-C",
                 str(path.parent),
                 "log",
+                "-1",
                 "--diff-filter=A",
                 "--format=%at",
                 "--",
