@@ -32,6 +32,7 @@ from local_recall.memory.model import Memory, parse_scope
 from local_recall.memory.select import MemoryFilters, select_memories
 from local_recall.memory.store import Created, Deleted, MemoryStore, Scan
 from local_recall.repo.config import Config, load_config
+from local_recall.repo.git_added import file_time
 from local_recall.repo.layout import claude_config_dir, ensure_gitignore, recall_dir_problem
 from local_recall.search import paraphrases
 from local_recall.search.index.sync import IndexReport, ProgressCallback
@@ -82,8 +83,11 @@ class Recall:
         self.config = config
         self.layout = settings.layout  # derived files in a user cache if read-only here
         state, new_id = self.layout.state_dir, settings.new_id
-        self.memories = MemoryStore(self.layout.episodic_dir, state, kind="episodic", new_id=new_id)
-        self.thinking = MemoryStore(self.layout.thinking_dir, state, kind="thinking", new_id=new_id)
+        at = functools.partial(file_time, environ=settings.environ)  # no occurred_at: git's time
+        self.memories = MemoryStore(self.layout.episodic_dir, state, new_id=new_id, written_at=at)
+        self.thinking = MemoryStore(
+            self.layout.thinking_dir, state, kind="thinking", new_id=new_id, written_at=at
+        )
         # One file per agent session, named by its id (capture/summaries.py)
         self.summaries = MemoryStore(
             self.layout.summaries_dir, state, kind="session", new_id=new_id

@@ -231,34 +231,45 @@ def plan_list_remove(
 # --- a section of an instructions file ----------------------------------------------------------
 
 
+def append_block(text: str | None, block: str) -> str:
+    """`block` after `text`, one newline between them: undone exactly by `remove_block` (a
+    file's trailing blank lines, or their absence, come back as they were)."""
+    return block if text is None else text + "\n" + block
+
+
+def remove_block(text: str, start: int, end: int) -> str | None:
+    """`text` without `text[start:end]` (a block `append_block` wrote, maybe moved since), with
+    the newline `append_block` put before it when it is the last thing in the file; None when
+    nothing else is left (the file was ours)."""
+    before, after = text[:start], text[end:]
+    if not before:  # the file began as ours: what follows was added after it
+        return after.lstrip("\n") or None
+    if after.strip():  # in the middle: one blank line stays between its neighbours
+        return before + (after[1:] if before.endswith("\n\n") and after[:1] == "\n" else after)
+    return before[:-1] if before.endswith("\n") else before
+
+
 def plan_section_install(text: str | None, body: str) -> str:
     """`text` with our section (between SECTION_BEGIN and SECTION_END) holding `body`: replaced
-    in place when there, appended otherwise."""
-    section = f"{SECTION_BEGIN}\n{body.strip()}\n{SECTION_END}\n"
+    in place when there, appended otherwise (append_block)."""
+    section = f"{SECTION_BEGIN}\n{body.strip()}\n{SECTION_END}"
     current = text or ""
     begin, end = current.find(SECTION_BEGIN), current.find(SECTION_END)
     if 0 <= begin < end:
-        tail = current[end + len(SECTION_END) :]
-        return current[:begin] + section + tail.lstrip("\n")
-    separator = (
-        ""
-        if not current or current.endswith("\n\n")
-        else ("\n" if current.endswith("\n") else "\n\n")
-    )
-    return current + separator + section
+        return current[:begin] + section + current[end + len(SECTION_END) :]
+    return append_block(text, section + "\n")
 
 
 def plan_section_uninstall(text: str | None) -> str | None:
-    """`text` without our section; None when nothing else is left (the file can go)."""
+    """`text` without our section, exactly as it was before `plan_section_install` appended it;
+    None when nothing else is left (the file can go)."""
     if text is None:
         return None
     begin, end = text.find(SECTION_BEGIN), text.find(SECTION_END)
     if not 0 <= begin < end:
         return text
-    rest = (
-        text[:begin].rstrip("\n") + "\n\n" + text[end + len(SECTION_END) :].lstrip("\n")
-    ).strip()
-    return rest + "\n" if rest else None
+    stop = end + len(SECTION_END)
+    return remove_block(text, begin, stop + 1 if text[stop : stop + 1] == "\n" else stop)
 
 
 def section_of(text: str | None) -> str | None:

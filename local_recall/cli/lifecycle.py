@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
+from local_recall.cli.notices import skipped_files_notice
 from local_recall.cli.review import review
 from local_recall.errors import InvalidInput
 from local_recall.lifecycle.consolidation import Proposal
@@ -26,6 +27,9 @@ from local_recall.memory.timestamps import format_timestamp
 def stale(app: AppContext, as_json: bool, refresh: bool) -> None:
     """Memories the code has moved past: an anchor file deleted, renamed or much changed."""
     found = app.recall.stale_memories(refresh=refresh)
+    skipped = skipped_files_notice(app.recall.scan().problems, app.settings.root)
+    if skipped:  # a file not read cannot be judged: said every time, as list and search do
+        click.echo(skipped, err=True)
     if as_json:
         emit_json(
             [

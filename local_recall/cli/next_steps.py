@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import os
+import shlex
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from local_recall.repo.git_status import to_stage
 
 # What each install may write that the team shares through git (repository-relative), beside
 # local-recall/. Claude Code at local or user scope: its hooks are personal, .mcp.json is not.
@@ -39,12 +44,42 @@ def shared_files(claude_scope: str | None, agents: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(candidates))
 
 
+# A file change's actions that wrote or deleted it (install/apply.py, agents/files.py).
+CHANGED_ACTIONS = frozenset({"created", "updated", "removed", "deleted"})
+
+
+def changed_in_repository(
+    root: Path, changed: Iterable[tuple[Path, str]], environ: Mapping[str, str]
+) -> list[str]:
+    """The repository-relative paths of `changed` ((path, action) pairs) that a command wrote
+    or deleted and git would stage: what its `git add` line names. Files outside the
+    repository (user scope) and ones git ignores or never knew are left out."""
+    relative = []
+    for path, action in changed:
+        if action not in CHANGED_ACTIONS:
+            continue
+        try:
+            relative.append(Path(os.path.relpath(path, root)).as_posix())
+        except ValueError:  # another drive
+            continue
+    inside = [p for p in relative if p != ".." and not p.startswith("../")]
+    return to_stage(root, inside, environ, folders=(".claude/skills", ".claude/commands"))
+
+
+def git_add_line(paths: Sequence[str], message: str) -> str:
+    return f"git add {' '.join(shlex.quote(p) for p in paths)} && git commit -m '{message}'"
+
+
 def next_steps(
     claude_scope: str | None, agents: Sequence[str] = (), present: Collection[str] | None = None
 ) -> list[str]:
-    """The lines `init` ends with. `present`: the shared files that exist (`git add` fails on a
-    path that does not); None: all of them."""
-    shared = [f for f in shared_files(claude_scope, agents) if present is None or f in present]
+    """The lines `init` ends with. `present`: exactly the files this `init` changed that git
+    would stage, in order (no `git add` step when there is none); None: every file `init` may
+    write for the team."""
+    if present is None:
+        shared = ["local-recall", *shared_files(claude_scope, agents)]
+    else:
+        shared = list(present)
     where = (
         "anywhere in this repository"
         if claude_scope == "user"
@@ -59,9 +94,12 @@ def next_steps(
         )
     elif not starts:
         starts = ["local-recall init   # again without --no-claude to install the hooks"]
+    add = [
+        git_add_line(shared, "Add local-recall")
+        + "   # share the memories (and the hooks) with the team"
+    ]
     return [
-        f"git add {' '.join(['local-recall', *shared])} && git commit -m 'Add local-recall'"
-        "   # share the memories (and the hooks) with the team",
+        *(add if shared else []),
         *starts,
         "local-recall new   # write a memory in $EDITOR (or: local-recall add -s SUBJECT -b BODY)",
         "local-recall review   # accept or reject what was extracted, before you commit it",

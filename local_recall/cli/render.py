@@ -47,10 +47,19 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
-def search_warnings(reply: Mapping[str, Any], *, as_json: bool) -> list[str]:
-    """What follows the hits on stderr (the text output only): why the search ran degraded."""
+def search_warnings(
+    reply: Mapping[str, Any], *, as_json: bool, query: str | None = None, org: bool = False
+) -> list[str]:
+    """What follows the hits on stderr (the text output only): why the search ran degraded,
+    and that nothing matched (an empty stdout alone reads like nothing ran)."""
+    if as_json:
+        return []
     degraded = reply.get("degraded")
-    return [f"warning: {degraded}"] if degraded and not as_json else []
+    lines = [f"warning: {degraded}"] if degraded else []
+    if not reply.get("hits") and query is not None:
+        where = " in this repository or the org index" if org else ""
+        lines.append(f'no memory matched "{printable(query)}"{where}')
+    return lines
 
 
 def list_output(reply: Mapping[str, Any], *, as_json: bool) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import click
 
 from local_recall.cli.app import AppContext, cli, emit_json, pass_app
+from local_recall.cli.notices import skipped_files_notice
 from local_recall.daemon.cli_queries import memory_row
 from local_recall.errors import InvalidInput, RecallError
 from local_recall.memory.model import Memory
@@ -36,6 +37,10 @@ def review(ctx: click.Context, as_list: bool, as_json: bool) -> None:
         return
     app = ctx.find_object(AppContext)
     assert app is not None  # the `cli` group made it
+    if as_json or as_list:  # a file not read is in no queue: said every time, as `list` does
+        skipped = skipped_files_notice(app.recall.scan().problems, app.settings.root)
+        if skipped:
+            click.echo(skipped, err=True)
     if as_json:
         queue = app.recall.unreviewed()
         alike = look_alikes(app.recall, [m.id for m in queue])

@@ -149,5 +149,5 @@ def search(
     if skipped:
         click.echo(skipped, err=True)
     click.echo(out, nl=False)
-    for line in search_warnings(reply, as_json=as_json):
+    for line in search_warnings(reply, as_json=as_json, query=wanted.text, org=org):
         click.echo(line, err=True)

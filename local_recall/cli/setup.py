@@ -19,7 +19,12 @@ from local_recall.cli.health import (
     check_learned,
     check_unreviewed,
 )
-from local_recall.cli.next_steps import hooks_reach, next_steps_text, shared_files
+from local_recall.cli.next_steps import (
+    changed_in_repository,
+    git_add_line,
+    hooks_reach,
+    next_steps_text,
+)
 from local_recall.doctor import (
     FAIL,
     OK,
@@ -30,6 +35,7 @@ from local_recall.doctor import (
     check_claude_mcp,
     check_config,
     check_destinations,
+    check_folder_notes,
     check_layout,
     check_memory_files,
     check_python,
@@ -159,9 +165,12 @@ def init(
     _suggest_ollama(app.recall)
     claude_scope = scope if with_claude else None
     agents_wired = [agent for agent in chosen if agent != "claude"]
-    shared = shared_files(claude_scope, agents_wired)
-    present = [name for name in shared if os.path.lexists(report.root / name)]
-    click.echo(next_steps_text(claude_scope, agents_wired, present))
+    ours = any((report.created_dirs, report.wrote_config, report.gitignore_added))
+    touched = [(layout.recall_dir, "created")] if ours or report.gitattributes_added else []
+    touched += [(c.path, c.action) for c in claude.changes]
+    touched += [(c.path, c.action) for c in others]
+    staged = changed_in_repository(report.root, touched, settings.environ)
+    click.echo(next_steps_text(claude_scope, agents_wired, staged))
 
 
 def _suggest_ollama(recall: Recall) -> None:
@@ -247,6 +256,11 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
         click.echo(
             f"kept the MCP server, its approval and the daemon: {where} still runs our hooks"
         )
+    touched = [(c.path, c.action) for c in report.changes]
+    touched += [(c.path, c.action) for c in others]
+    staged = changed_in_repository(settings.root, touched, settings.environ)
+    if staged:
+        click.echo(f"to share the removal: {git_add_line(staged, 'Remove local-recall hooks')}")
 
 
 @cli.command()
@@ -268,8 +282,8 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
         opened = exc
 
     def recall() -> Recall:
-        if isinstance(opened, RecallError):
-            raise opened
+        if isinstance(opened, RecallError):  # said once, on the config line
+            raise RecallError("not checked: the repository does not open (see config)")
         return opened
 
     def scan() -> tuple[int, list[tuple[Path, str]], int]:
@@ -287,6 +301,7 @@ def doctor(app: AppContext, fix: bool, as_json: bool) -> None:
     ]
     if layout.recall_dir.is_dir():
         checks.extend(check_memory_files(scan))
+        checks.extend(check_folder_notes((layout.episodic_dir, layout.thinking_dir)))
         checks.extend(check_search(search_health))
         checks.extend(check_stale(lambda: len(recall().stale_memories())))
         checks.extend(check_unreviewed(lambda: len(recall().unreviewed())))
@@ -377,7 +392,8 @@ def _fix_memory_files(app: AppContext) -> list[Check]:
     checks = []
     for result in results:
         if isinstance(result, Repair):
-            detail = f"{result.source} → {result.target.name}: {'; '.join(result.changes)}"
+            moved = "" if result.target == result.source else f" → {result.target.name}"
+            detail = f"{result.source}{moved}: {'; '.join(result.changes)}"
             checks.append(Check("fixed", OK, escape_controls(detail)))
         else:
             checks.append(Check("fix", WARN, escape_controls(f"{result.source}: {result.reason}")))

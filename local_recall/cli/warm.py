@@ -216,7 +216,9 @@ def _print(
     out.write(text)
     out.flush()
     if command == "search":
-        for line in search_warnings(reply, as_json=as_json):
+        for line in search_warnings(
+            reply, as_json=as_json, query=str(options.get("query")).strip()
+        ):
             err.write(line + "\n")
 
 

@@ -22,10 +22,13 @@ from collections.abc import Mapping, Sequence
 
 from local_recall.agents.plan import (
     AgentHookSpec,
+    append_block,
     is_local_recall_argv,
     plan_hooks_install,
     plan_hooks_uninstall,
+    remove_block,
 )
+from local_recall.repo.json_text import render_json_like
 
 AGENT = "codex"
 HOOKS_FILE = ".codex/hooks.json"
@@ -47,8 +50,8 @@ def _json(text: str | None) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def _dump(document: Mapping[str, object]) -> str | None:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n" if document else None
+def _dump(document: Mapping[str, object], original: str | None) -> str | None:
+    return render_json_like(document, original) if document else None
 
 
 def mcp_table(launcher: Sequence[str]) -> str:
@@ -98,9 +101,7 @@ def plan_config(text: str | None, launcher: Sequence[str] | None) -> str | None:
     if launcher is None:
         if span is None:
             return text
-        before, after = current[: span[0]].rstrip("\n"), current[span[1] :].lstrip("\n")
-        rest = before + ("\n\n" if before and after else "") + after
-        return rest.rstrip("\n") + "\n" if rest.strip() else None
+        return remove_block(current, *span)
     table = mcp_table(launcher)
     if span is not None:
         return (
@@ -108,8 +109,7 @@ def plan_config(text: str | None, launcher: Sequence[str] | None) -> str | None:
         )
     if _TABLE.search(current):
         return text  # someone else's server of that name: theirs
-    separator = "" if not current else ("\n" if current.endswith("\n") else "\n\n")
-    return current + separator + table
+    return append_block(text, table)
 
 
 def _relaunched(ours: str, table: str) -> str:
@@ -144,5 +144,7 @@ def plan(texts: Mapping[str, str | None], launcher: Sequence[str] | None) -> dic
         new_hooks = plan_hooks_uninstall(hooks, AGENT)
     else:
         new_hooks = plan_hooks_install(hooks, HOOKS, launcher, AGENT)
-    hooks_text = texts.get(HOOKS_FILE) if new_hooks == hooks else _dump(new_hooks)
+    hooks_text = (
+        texts.get(HOOKS_FILE) if new_hooks == hooks else _dump(new_hooks, texts.get(HOOKS_FILE))
+    )
     return {HOOKS_FILE: hooks_text, CONFIG_FILE: plan_config(texts.get(CONFIG_FILE), launcher)}

@@ -25,6 +25,7 @@ from local_recall.agents.plan import (
     plan_section_install,
     plan_section_uninstall,
 )
+from local_recall.repo.json_text import render_json_like
 
 AGENT = "copilot"
 HOOKS_FILE = ".github/hooks/local-recall.json"
@@ -120,8 +121,6 @@ def plan(texts: Mapping[str, str | None], launcher: Sequence[str] | None) -> dic
         new_mcp = plan_mcp_server_install(mcp, SERVER, server)
         instructions = plan_section_install(texts.get(INSTRUCTIONS_FILE), INSTRUCTIONS)
     mcp_out = (
-        mcp_text
-        if new_mcp == mcp
-        else (json.dumps(new_mcp, indent=2, ensure_ascii=False) + "\n" if new_mcp else None)
+        mcp_text if new_mcp == mcp else (render_json_like(new_mcp, mcp_text) if new_mcp else None)
     )
     return {HOOKS_FILE: new_hooks, MCP_FILE: mcp_out, INSTRUCTIONS_FILE: instructions}

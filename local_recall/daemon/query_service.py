@@ -19,6 +19,7 @@ from local_recall.daemon.hook_requests import answer_reply
 from local_recall.daemon.query_client import Reply
 from local_recall.daemon.session_env import session_environment
 from local_recall.errors import InvalidInput
+from local_recall.repo.config import load_config
 from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult
 
@@ -130,7 +131,12 @@ class QueryService:
         raise InvalidInput(f"unknown op {op!r}")
 
     def _cli(self, op: str, request: dict[str, Any]) -> Reply:
-        """A warm `local-recall search`, `why` or `list` (cli/warm.py)."""
+        """A warm `local-recall search`, `why` or `list` (cli/warm.py). A config broken since
+        this Recall was opened refuses the request (ConfigError): the CLI's own process then
+        runs and reports it as it does without a daemon (~0.7 ms here, nothing in the client)."""
+        with self._lock:
+            settings, layout = self._context.recall.settings, self._context.recall.layout
+        load_config(layout.config_path, settings.environ, user_path=settings.user_config_path)
         if op == "cli_search":
             self._on_query()
             query = parse_search(request)

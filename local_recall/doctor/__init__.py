@@ -22,7 +22,7 @@ from local_recall.doctor.claude import (
 from local_recall.errors import RecallError
 from local_recall.logs import escape_controls
 from local_recall.memory.repair import is_fixable
-from local_recall.memory.store_files import duplicated_claims
+from local_recall.memory.store_files import duplicated_claims, folder_notes
 from local_recall.repo.config import Config
 from local_recall.repo.layout import GITIGNORE_LINES, Layout
 
@@ -99,6 +99,14 @@ def check_config_values(config: Config) -> Iterable[Check]:
                 value = shown_uri(str(value))
             value = toml_literal(value)
             yield Check("config value", OK, f"{section}.{key} = {value} ({origin})")
+
+
+def check_folder_notes(folders: Iterable[Path]) -> Iterable[Check]:
+    """A README.md (or index.md…) kept in a memory folder: not a memory, left as it is."""
+    for folder in folders:
+        for path in folder_notes(folder):
+            shown = escape_controls(str(path))
+            yield Check("not a memory", OK, f"{shown}: a note about the folder, left as it is")
 
 
 def check_memory_files(

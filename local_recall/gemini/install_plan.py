@@ -2,9 +2,13 @@
 
 * hooks SessionStart (no matcher: Gemini matches lifecycle events by exact string) and
   BeforeAgent running `local-recall hook --agent gemini …`, timeouts in milliseconds;
-* `mcpServers.local-recall` (a server of that name that is not ours is left alone);
-* our read-only MCP tools in `tools.allowed`: `gemini -p` offers only tools that need no
-  confirmation, and `save_memory` / `delete_memory` keep asking.
+* `mcpServers.local-recall` (a server of that name that is not ours is left alone) with
+  `trust: true`, and our writing tools in `tools.confirmationRequired`: Gemini's policy engine
+  then allows the read-only tools without a prompt (`gemini -p` runs only tools that need no
+  confirmation) while `save_memory` / `delete_memory` keep asking (the confirmation rule
+  outranks the trusted server's; in `-p` they answer that they need a confirmation).
+  `tools.allowed` did the same but Gemini warns on every run that it is deprecated (removed in
+  1.0); `init` takes our names out of it.
 
 Project settings apply in a trusted folder. Every other key is kept where it was.
 """
@@ -16,6 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from local_recall.agents.plan import (
     AgentHookSpec,
+    is_our_mcp_server,
     plan_hooks_install,
     plan_hooks_uninstall,
     plan_list_add,
@@ -23,6 +28,7 @@ from local_recall.agents.plan import (
     plan_mcp_server_install,
     plan_mcp_server_uninstall,
 )
+from local_recall.repo.json_text import render_json_like
 
 AGENT = "gemini"
 SETTINGS_FILE = ".gemini/settings.json"
@@ -36,6 +42,8 @@ HOOKS = (
         "BeforeAgent", "before-agent", {"name": "local-recall-before-agent", "timeout": 10000}
     ),
 )
+WRITING_TOOLS = tuple(f"mcp_{SERVER}_{tool}" for tool in ("save_memory", "delete_memory"))
+# What earlier versions of `init` put in the deprecated `tools.allowed`: taken out again.
 READ_ONLY_TOOLS = tuple(
     f"mcp_{SERVER}_{tool}"
     for tool in (
@@ -48,19 +56,29 @@ READ_ONLY_TOOLS = tuple(
 )
 
 
+CONFIRMATION_REQUIRED = ("tools", "confirmationRequired")
+
+
+def our_server(document: Mapping[str, object]) -> bool:
+    servers = document.get("mcpServers")
+    return isinstance(servers, dict) and is_our_mcp_server(servers.get(SERVER))
+
+
 def plan(texts: Mapping[str, str | None], launcher: Sequence[str] | None) -> dict[str, str | None]:
     text = texts.get(SETTINGS_FILE)
     loaded = json.loads(text) if text and text.strip() else {}
     current: dict[str, object] = loaded if isinstance(loaded, dict) else {}
+    new = plan_list_remove(current, ("tools", "allowed"), READ_ONLY_TOOLS)
     if launcher is None:
-        new = plan_hooks_uninstall(current, AGENT)
+        new = plan_hooks_uninstall(new, AGENT)
         new = plan_mcp_server_uninstall(new, SERVER)
-        new = plan_list_remove(new, ("tools", "allowed"), READ_ONLY_TOOLS)
+        new = plan_list_remove(new, CONFIRMATION_REQUIRED, WRITING_TOOLS)
     else:
-        new = plan_hooks_install(current, HOOKS, launcher, AGENT)
-        server = {"command": launcher[0], "args": [*launcher[1:], "mcp"]}
+        new = plan_hooks_install(new, HOOKS, launcher, AGENT)
+        server = {"command": launcher[0], "args": [*launcher[1:], "mcp"], "trust": True}
         new = plan_mcp_server_install(new, SERVER, server)
-        new = plan_list_add(new, ("tools", "allowed"), READ_ONLY_TOOLS)
+        if our_server(new):  # a server of our name that is someone else's is not trusted
+            new = plan_list_add(new, CONFIRMATION_REQUIRED, WRITING_TOOLS)
     if new == current:
         return {SETTINGS_FILE: text}
-    return {SETTINGS_FILE: json.dumps(new, indent=2, ensure_ascii=False) + "\n" if new else None}
+    return {SETTINGS_FILE: render_json_like(new, text) if new else None}

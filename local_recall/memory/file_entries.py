@@ -11,7 +11,7 @@ from typing import Any
 
 from local_recall.errors import InvalidMemoryFile
 from local_recall.memory.catalog_entry import entry_and_memory, memory_from_entry
-from local_recall.memory.format import parse_memory_text
+from local_recall.memory.format import WrittenAt, parse_memory_text
 from local_recall.memory.kept_scan import ListedFile, Listing, Rebuilt, Scan
 from local_recall.memory.model import Memory
 from local_recall.memory.store_files import (
@@ -30,6 +30,7 @@ def rebuild(
     listed: Iterable[ListedFile],
     catalog: Mapping[str, Any],
     memo: Mapping[str, tuple[StatKey, Memory]],
+    written_at: WrittenAt | None = None,
 ) -> Rebuilt:
     """The scan of the `listed` files of `directory`, through `catalog` and `memo` (the last
     rebuild's memories, kept while their file's key matches)."""
@@ -39,7 +40,7 @@ def rebuild(
     kept: dict[str, tuple[StatKey, Memory]] = {}
     changed = False
     with opened_folder(directory) as folder:
-        entries = list(file_entries(directory, kind, listed, catalog, folder))
+        entries = list(file_entries(directory, kind, listed, catalog, folder, written_at))
     listing: Listing = {}
     for name, key, entry, parsed in entries:
         listing[name] = (key, entry if isinstance(entry, str) else None)
@@ -72,12 +73,13 @@ def file_entries(
     listed: Iterable[ListedFile],
     catalog: Mapping[str, Any],
     folder: int | None,
+    written_at: WrittenAt | None = None,
 ) -> Iterator[tuple[str, StatKey, dict[str, Any] | str, Memory | None]]:
     """(name, stat key, its catalog entry or why it is not read, the memory if read now) per
     file: the cached entry while the stat key matches, else the file parsed anew."""
     for name, key, unusable in listed:
         if key is None:  # not stated when listed: keyed as read
-            yield name, *parse_entry(directory / name, None, kind, folder)
+            yield name, *parse_entry(directory / name, None, kind, folder, written_at)
             continue
         cached = catalog.get(name)
         if unusable is not None:
@@ -85,19 +87,23 @@ def file_entries(
         elif isinstance(cached, dict) and cached.get("stat") == list(key):
             yield name, key, cached, None
         else:
-            entry, memory = parse_entry(directory / name, key, kind, folder)[1:]
+            entry, memory = parse_entry(directory / name, key, kind, folder, written_at)[1:]
             yield name, key, entry, memory
 
 
 def parse_entry(
-    path: Path, key: StatKey | None, kind: str, folder: int | None = None
+    path: Path,
+    key: StatKey | None,
+    kind: str,
+    folder: int | None = None,
+    written_at: WrittenAt | None = None,
 ) -> tuple[StatKey, dict[str, Any], Memory | None]:
     """The file's stat key (`key`, or as it was read), its catalog entry and the memory it
     stands for (None: an error entry)."""
     try:
         text, read_key = read_memory_file_keyed(path, folder)
         key = key or read_key
-        parsed = parse_memory_text(text, path, kind=kind)
+        parsed = parse_memory_text(text, path, kind=kind, written_at=written_at)
     except InvalidMemoryFile as exc:
         log.warning("skipping unreadable memory file %s: %s", path, exc.reason)
         key = key or stat_key(path) or (0, 0, 0)

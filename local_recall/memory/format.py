@@ -15,7 +15,8 @@ its content hash).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -47,8 +48,16 @@ from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter,
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 
 
-def parse_memory_text(text: str, path: Path, *, kind: str = "episodic") -> Memory:
-    """Parse one memory file's text. Raises InvalidMemoryFile with the reason."""
+# A file's time when its frontmatter has no `occurred_at` (what a person writing one by hand
+# leaves out): the store gives the commit that added it, else its mtime (repo/git_added.py).
+WrittenAt = Callable[[Path], datetime]
+
+
+def parse_memory_text(
+    text: str, path: Path, *, kind: str = "episodic", written_at: WrittenAt | None = None
+) -> Memory:
+    """Parse one memory file's text. Raises InvalidMemoryFile with the reason. `written_at`:
+    the time of a file without `occurred_at` (None: such a file is refused)."""
     normalised = text.replace("\r\n", "\n").replace("\r", "\n")
     block = _FRONTMATTER.match(normalised)
     conflict = conflict_line(normalised, fenced_from=block.end() if block else None)
@@ -71,12 +80,14 @@ def parse_memory_text(text: str, path: Path, *, kind: str = "episodic") -> Memor
     if not isinstance(data, dict):
         raise InvalidMemoryFile(path, "frontmatter is not a mapping of keys to values")
     try:
-        return _memory_from_fields(data, body, path, kind)
+        return _memory_from_fields(data, body, path, kind, written_at)
     except InvalidInput as exc:
         raise InvalidMemoryFile(path, str(exc)) from None
 
 
-def _memory_from_fields(data: dict[Any, Any], body: str, path: Path, kind: str) -> Memory:
+def _memory_from_fields(
+    data: dict[Any, Any], body: str, path: Path, kind: str, written_at: WrittenAt | None
+) -> Memory:
     file_id = parse_memory_id(path.stem)
     raw_id = data.get("id")
     if raw_id is not None and raw_id != file_id and parse_memory_id(str(raw_id)) != file_id:
@@ -86,12 +97,14 @@ def _memory_from_fields(data: dict[Any, Any], body: str, path: Path, kind: str) 
     subject = validate_subject(str(data["subject"]))
     keywords = _keywords_field(data.get("keywords"))
     applies_to = parse_scope(str(data.get("applies_to") or "global"))
-    if data.get("occurred_at") is None:
-        raise InvalidInput("missing 'occurred_at'")
-    occurred_at = written_time(data["occurred_at"])
+    occurred_at = written_time(data["occurred_at"]) if data.get("occurred_at") is not None else None
     text = normalise_body(body)  # once: a first scan does this for every file
     if not text:
         raise InvalidInput("body is empty")
+    if occurred_at is None:  # last: only what is a memory pays for git's answer
+        if written_at is None:
+            raise InvalidInput("missing 'occurred_at'")
+        occurred_at = written_at(path)
     actual = normalised_hash(text)  # content_hash(body), without normalising it again
     stored = data.get("content_hash")
     stored_text = None if stored is None else str(stored)  # YAML may read an all-digit hash as int

@@ -31,9 +31,14 @@ import yaml
 
 from local_recall.errors import InvalidMemoryFile, InvalidMemoryId, StorageError
 from local_recall.memory.format import parse_memory_text
-from local_recall.memory.model import MAX_SUBJECT_CHARS, normalise_body, parse_memory_id
+from local_recall.memory.model import (
+    MAX_SUBJECT_CHARS,
+    Memory,
+    normalise_body,
+    parse_memory_id,
+)
 from local_recall.memory.store import MemoryStore
-from local_recall.memory.store_files import MAX_FILE_BYTES
+from local_recall.memory.store_files import MAX_FILE_BYTES, is_folder_note
 from local_recall.memory.timestamps import format_timestamp
 from local_recall.memory.yaml_guard import FrontmatterRefused, load_frontmatter
 from local_recall.repo.files import read_bytes_nofollow, write_text_atomic
@@ -41,8 +46,6 @@ from local_recall.repo.locks import held_lock
 
 _BLOCK = re.compile(r"\A(\ufeff?---[ \t]*\n)(.*?\n)?((?:---|\.\.\.)[ \t]*(?:\n|\Z))", re.DOTALL)
 _ID_LINE = re.compile(r"^id[ \t]*:.*$", re.MULTILINE)
-# The folder's own notes, not memories (compared in lower case, without the extension).
-_FOLDER_NOTES = frozenset({"readme", "index", "_index", "contents", "toc"})
 # A memory's name followed by something: a copy a file manager or a sync tool made.
 _COPY_NAME = re.compile(
     r"\A([0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})(.+)\Z", re.DOTALL
@@ -101,7 +104,7 @@ def _split(path: Path, text: str) -> _Parts | Unfixable:
 def not_a_memory(name: str) -> str | None:
     """Why a file of this name is left alone by --fix (pure), or None. `name`: with `.md`."""
     stem = name.rsplit(".", 1)[0] if name.lower().endswith(".md") else name
-    if stem.lower() in _FOLDER_NOTES:
+    if is_folder_note(name):
         return f"left alone: {name} is a note about the folder, not a memory"
     copy = _COPY_NAME.match(stem)
     if copy is None:
@@ -269,11 +272,63 @@ def _repair_one(
     return plan
 
 
+def plan_complete(path: Path, text: str, memory: Memory) -> Repair | None:
+    """A memory read without `occurred_at` or `content_hash` (written by hand: its time from
+    git or the file, its hash computed) with both written down, as lines at the top of its
+    frontmatter (pure); None when both are there."""
+    parts = _split(path, text)
+    if isinstance(parts, Unfixable) or not _BLOCK.match(text.replace("\r\n", "\n")):
+        return None
+    added, changes = [], []
+    if parts.data.get("occurred_at") in (None, ""):
+        added.append(f'occurred_at: "{format_timestamp(memory.occurred_at)}"')
+        changes.append("occurred_at written down (from git, else the file's time)")
+    if parts.data.get("content_hash") in (None, ""):
+        added.append(f'content_hash: "{memory.content_hash}"')
+        changes.append("content_hash written down")
+    if not added:
+        return None
+    fixed = parts.opening + "".join(f"{line}\n" for line in added) + parts.header + parts.rest
+    try:
+        same = parse_memory_text(fixed, path, kind=memory.kind)
+    except InvalidMemoryFile:
+        return None
+    if same.occurred_at != memory.occurred_at or same.content_hash != memory.content_hash:
+        return None
+    return Repair(path, path, fixed, tuple(changes))
+
+
+def complete_memories(store: MemoryStore, memories: Sequence[Memory]) -> list[Repair]:
+    """Write down what `plan_complete` adds, under the store's lock; each file read again."""
+    done: list[Repair] = []
+    with held_lock(store.lock_path, timeout=60.0, what="the store lock"):
+        for memory in memories:
+            if memory.path is None:
+                continue
+            try:
+                text = read_bytes_nofollow(memory.path, MAX_FILE_BYTES).decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if "occurred_at" in text and "content_hash" in text:  # nearly every file: no YAML
+                continue
+            plan = plan_complete(memory.path, text, memory)
+            if plan is None:
+                continue
+            try:
+                write_text_atomic(plan.target, plan.text)
+            except (OSError, StorageError):
+                continue
+            done.append(plan)
+    return done
+
+
 def repair_store(store: MemoryStore, new_id: Callable[[], str]) -> list[Repair | Unfixable]:
     """`doctor --fix` on one store: the files its scan skips for a wrong name or a missing
-    subject, occurred_at or frontmatter, renamed and completed."""
+    subject or frontmatter, renamed and completed; then the memories read without their
+    occurred_at or content_hash get both written down."""
     scan, folder = store.scan(), store.directory
     skipped = [p.path for p in scan.problems if p.path.parent == folder and p.path.suffix]
     taken = {m.id for m in scan.memories} | {p.path.stem for p in scan.problems}
     held = {normalise_body(m.body): m.id for m in scan.memories}
-    return repair_files(skipped, taken=taken, new_id=new_id, lock_path=store.lock_path, held=held)
+    fixed = repair_files(skipped, taken=taken, new_id=new_id, lock_path=store.lock_path, held=held)
+    return [*fixed, *complete_memories(store, scan.memories)]

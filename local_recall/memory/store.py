@@ -12,6 +12,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound, StorageError
 from local_recall.memory.catalog_file import CatalogFile
 from local_recall.memory.file_entries import parse_entry, rebuild
-from local_recall.memory.format import parse_memory_text, render_memory
+from local_recall.memory.format import WrittenAt, parse_memory_text, render_memory
 from local_recall.memory.kept_scan import ListedFile, Listing, Scan, Seen, with_file
 from local_recall.memory.model import Draft, Memory, content_hash, parse_memory_id
 from local_recall.memory.store_files import (
@@ -46,8 +47,9 @@ __all__ = ["Created", "Deleted", "MemoryStore", "Scan", "Twin"]  # Scan: from ke
 
 # the memory a draft says in other words, among the store's memories (`create`'s `unless`)
 Twin = Callable[[Sequence[Memory]], Memory | None]
-# 2: provenance and review fields; 3: superseded_by/_reason; 4: disputed
-_CATALOG_VERSION = 4
+# 2: provenance and review fields; 3: superseded_by/_reason; 4: disputed; 5: a file without
+# occurred_at is a memory (its time from git or the file), no longer an error entry
+_CATALOG_VERSION = 5
 _LOCK_TIMEOUT_SECONDS = 60.0
 
 
@@ -73,6 +75,7 @@ class MemoryStore:
         kind: str = "episodic",
         new_id: Callable[[], str],
         lock_timeout: float = _LOCK_TIMEOUT_SECONDS,
+        written_at: WrittenAt | None = None,
     ) -> None:
         self.directory = directory
         self.lock_timeout = lock_timeout  # seconds a writer waits for the store's lock
@@ -81,6 +84,8 @@ class MemoryStore:
         self._catalog = CatalogFile(state_dir / f"catalog-{kind}.json", _CATALOG_VERSION)
         self.lock_path = state_dir / f"store-{kind}.lock"
         self._new_id = new_id
+        # a hand-written file without occurred_at: when git added it, else its mtime
+        self.written_at = written_at or _modified_at
         # name -> (stat key, Memory): a long-lived process re-scanning an unchanged folder builds
         # no objects at all (at 100k files, a Path + Memory per file cost ~2 s per scan).
         self._memo: dict[str, tuple[StatKey, Memory]] = {}
@@ -104,7 +109,7 @@ class MemoryStore:
             if others:
                 raise InvalidMemoryFile(others[0], f"not read: not named {path.name}") from None
             raise MemoryNotFound(parse_memory_id(memory_id)) from None
-        return parse_memory_text(text, path, kind=self.kind)
+        return parse_memory_text(text, path, kind=self.kind, written_at=self.written_at)
 
     def scan(self) -> Scan:
         """Every memory file, parsed through the catalog cache. Never raises for a bad file."""
@@ -132,7 +137,7 @@ class MemoryStore:
         """The scan of the `listed` files and their listing (file_entries.py); the catalog
         records what changed."""
         catalog = self._catalog.load()  # from memory while unchanged
-        done = rebuild(self.directory, self.kind, listed, catalog, self._memo)
+        done = rebuild(self.directory, self.kind, listed, catalog, self._memo, self.written_at)
         self._memo = done.memo
         if done.changed:
             self._catalog.save(done.entries)  # what changed appended (catalog_file.py)
@@ -344,3 +349,10 @@ def _from_draft(
         extra=extra,
         path=store.path_of(memory_id),
     )
+
+
+def _modified_at(path: Path) -> datetime:
+    try:
+        return datetime.fromtimestamp(path.lstat().st_mtime, UTC)
+    except OSError:
+        return datetime.fromtimestamp(0, UTC)

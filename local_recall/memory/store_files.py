@@ -67,6 +67,8 @@ def list_memory_files(directory: Path, *, stat: bool = True) -> FolderListing:
             temp_files = temp_files or is_temp_name(entry.name)
             continue
         unusable = _unusable(entry)  # from the listing's file types: no syscall on Linux
+        if unusable is not None and is_folder_note(entry.name):  # a README: no memory at all
+            continue
         if not stat and unusable is None:
             files.append((entry.name, None, None))
             continue
@@ -105,6 +107,25 @@ def stat_key(path: Path) -> StatKey | None:
 def settled_stamp(stamp: StatKey, listed_at_ns: int) -> StatKey | None:
     """`stamp` if its mtime is older than the listing by more than a tick, else None."""
     return stamp if stamp[1] < listed_at_ns - RACY_NS else None
+
+
+# The folder's own notes, not memories (compared in lower case, without the extension): a team
+# may keep a README.md in the memory folder; doctor names it as such, nothing else does.
+FOLDER_NOTES = frozenset({"readme", "index", "_index", "contents", "toc"})
+
+
+def is_folder_note(name: str) -> bool:
+    stem = name.rsplit(".", 1)[0] if name.lower().endswith(".md") else name
+    return stem.lower() in FOLDER_NOTES
+
+
+def folder_notes(directory: Path) -> list[Path]:
+    """The folder notes in `directory` (doctor lists them as not memories)."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(directory))
+    except OSError:
+        return []
+    return [directory / n for n in names if n.endswith(".md") and is_folder_note(n)]
 
 
 def _unusable(entry: os.DirEntry[str]) -> str | None:

@@ -266,6 +266,11 @@ class OrgService:
                 found = self.mirror().search(text, vector, embedder=fingerprint, depth=depth)
             else:
                 found = self.searcher().search(text, vector, embedder=fingerprint, depth=depth)
+            if not found.datasets and not found.notes:  # else a search looks like it ran
+                notes += (
+                    f"org: {shown_uri(self.target().uri)} holds no other repository's memories "
+                    "(none published there, or forgotten)",
+                )
             return replace(found, notes=(*notes, *found.notes))
         except (OrgUnavailable, IndexUnavailable, EmbedderUnavailable, InvalidInput) as exc:
             return OrgFound(notes=(f"org: {exc}",))

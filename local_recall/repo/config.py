@@ -22,6 +22,7 @@ from typing import Any
 from local_recall.errors import ConfigError
 from local_recall.repo.config_trust import committed_personal_problem, committed_value_problem
 from local_recall.repo.files import read_text_nofollow
+from local_recall.repo.toml_errors import toml_error_detail
 
 ENV_PREFIX = "LOCAL_RECALL_"
 # LOCAL_RECALL_* variables that are not config keys (they select the repo or mark a process).
@@ -384,10 +385,14 @@ def load_config_or_defaults(
 
 def _read_table(path: Path) -> list[tuple[str, str, Any]]:
     """(section, key, value) of a config file, read without following a symlink."""
+    text = ""
     try:
-        data = tomllib.loads(read_text_nofollow(path, MAX_CONFIG_BYTES))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = read_text_nofollow(path, MAX_CONFIG_BYTES)
+        data = tomllib.loads(text)
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {toml_error_detail(text, str(exc))}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     found = []

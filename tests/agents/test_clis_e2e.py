@@ -160,6 +160,9 @@ def test_gemini_with_what_init_wrote(tmp_path: Path) -> None:
     assert "answered:" in done.stdout and SUBJECT in done.stdout  # the MCP search
     assert SUBJECT in _context_of(calls[0].visible_text)  # hook context in <hook_context>
     assert "local-recall is this repository's memory" in calls[0].visible_text  # instructions
+    # the read-only tools without the deprecated tools.allowed (its warning on every run)
+    assert "deprecated" not in done.stderr, done.stderr
+    assert "project-level hooks have been detected" in done.stderr  # once: then trusted
 
     _break(repo)
     with FakeGemini(lambda call: say("still here")) as api:
@@ -169,6 +172,30 @@ def test_gemini_with_what_init_wrote(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr[-2000:]
         assert "still here" in done.stdout
         assert "Hook system message" not in done.stdout + done.stderr
+        assert "project-level hooks" not in done.stderr and "deprecated" not in done.stderr
+
+
+def test_gemini_save_memory_still_asks(tmp_path: Path) -> None:
+    """The server is trusted (its read-only tools run in `gemini -p`), the writing tools are in
+    tools.confirmationRequired: `-p` cannot ask, so a save is refused and nothing is written."""
+    gemini = agent_cli_or_fail("gemini")
+    repo = _repo(tmp_path)
+    _init(repo, "gemini")
+    folder = repo / "local-recall" / "episodic-memory"
+    before = sorted(folder.glob("*.md"))
+
+    def respond(call: GeminiCall) -> Turn:
+        if not call.function_responses:
+            saving = {"subject": "Saved without asking", "content": "Nobody confirmed this."}
+            return call_tool("mcp_local-recall_save_memory", saving)
+        return say("result: " + json.dumps(call.function_responses)[:1000])
+
+    with FakeGemini(respond) as api:
+        env = gemini_env(tmp_path / "home", api.url)
+        done = run_cli(gemini, ["-m", GEMINI_MODEL, "-p", PROMPT], cwd=repo, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "requires user confirmation" in done.stdout, done.stdout[-1000:]
+    assert sorted(folder.glob("*.md")) == before
 
 
 def test_gemini_prompt_context_reaches_the_model(tmp_path: Path) -> None:

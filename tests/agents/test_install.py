@@ -146,15 +146,36 @@ def test_gemini_plan_merges_hooks_server_and_allowed_tools() -> None:
     texts = {gemini.SETTINGS_FILE: json.dumps(user)}
     new = json.loads(gemini.plan(texts, LAUNCHER)[gemini.SETTINGS_FILE] or "")
     assert new["theme"] == "dark" and new["mcpServers"]["github"] == {"command": "gh-mcp"}
-    assert new["tools"]["allowed"][0] == "run_shell_command(git status)"
-    assert "mcp_local-recall_search_memories" in new["tools"]["allowed"]
-    assert "mcp_local-recall_save_memory" not in new["tools"]["allowed"]  # still asks
+    # tools.allowed is deprecated (a warning on every run): the server is trusted instead, and
+    # the writing tools need a confirmation (that rule outranks the trusted server's)
+    assert new["tools"]["allowed"] == ["run_shell_command(git status)"]
+    assert new["mcpServers"]["local-recall"]["trust"] is True
+    assert new["tools"]["confirmationRequired"] == [
+        "mcp_local-recall_save_memory",
+        "mcp_local-recall_delete_memory",
+    ]
     session = new["hooks"]["SessionStart"][0]
     assert "matcher" not in session  # Gemini matches lifecycle events by exact string
     assert session["hooks"][0]["timeout"] == 15000  # milliseconds
     assert new["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] == "mine.sh"
     _roundtrip(gemini.plan, texts)
     _roundtrip(gemini.plan, {gemini.SETTINGS_FILE: None})
+
+
+def test_gemini_init_again_moves_our_names_out_of_tools_allowed() -> None:
+    """What an earlier init wrote: our read-only tools in the deprecated tools.allowed."""
+    earlier = {"tools": {"allowed": ["run_shell_command(ls)", *gemini.READ_ONLY_TOOLS]}}
+    texts = {gemini.SETTINGS_FILE: json.dumps(earlier)}
+    new = json.loads(gemini.plan(texts, LAUNCHER)[gemini.SETTINGS_FILE] or "")
+    assert new["tools"]["allowed"] == ["run_shell_command(ls)"]
+    removed = json.loads(gemini.plan(texts, None)[gemini.SETTINGS_FILE] or "")
+    assert removed == {"tools": {"allowed": ["run_shell_command(ls)"]}}
+    foreign = {"mcpServers": {"local-recall": {"command": "someone-elses"}}}
+    kept = json.loads(
+        gemini.plan({gemini.SETTINGS_FILE: json.dumps(foreign)}, LAUNCHER)[gemini.SETTINGS_FILE]
+        or ""
+    )
+    assert kept["mcpServers"] == foreign["mcpServers"] and "tools" not in kept
 
 
 def test_copilot_plan_hooks_file_mcp_and_instructions_section() -> None:
@@ -194,7 +215,7 @@ def test_instructions_section_is_replaced_in_place_and_removed_whole() -> None:
     text = f"intro\n\n{SECTION_BEGIN}\nold\n{SECTION_END}\n\noutro\n"
     assert (
         plan_section_install(text, "new")
-        == f"intro\n\n{SECTION_BEGIN}\nnew\n{SECTION_END}\noutro\n"
+        == f"intro\n\n{SECTION_BEGIN}\nnew\n{SECTION_END}\n\noutro\n"
     )
     assert plan_section_uninstall(text) == "intro\n\noutro\n"
     assert plan_section_uninstall(f"{SECTION_BEGIN}\nx\n{SECTION_END}\n") is None

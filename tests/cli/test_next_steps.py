@@ -36,9 +36,10 @@ def test_each_agent_gets_its_own_start_and_files() -> None:
     assert "trust the folder" in both[2] and "trust the folder" in both[3]
 
 
-def test_only_files_that_exist_are_named() -> None:
-    steps = next_steps("project", [], present=[".claude/settings.json", ".mcp.json"])
-    assert steps[0].startswith("git add local-recall .claude/settings.json .mcp.json &&")
+def test_only_the_files_init_changed_are_named() -> None:
+    steps = next_steps("project", [], present=["local-recall", ".mcp.json"])
+    assert steps[0].startswith("git add local-recall .mcp.json &&")
+    assert next_steps("project", [], present=[])[0].startswith("claude ")  # nothing to add
     assert next_steps(None)[1].startswith("local-recall init   # again without --no-claude")
 
 

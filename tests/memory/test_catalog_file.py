@@ -18,7 +18,7 @@ from local_recall.recall import Recall
 from local_recall.settings import Settings
 from tests.conftest import clean_env
 
-VERSION = 4  # store._CATALOG_VERSION
+VERSION = 5  # store._CATALOG_VERSION
 
 
 def open_recall(repo: Path) -> Recall:

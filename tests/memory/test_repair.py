@@ -77,7 +77,8 @@ def test_doctor_fix_adopts_only_what_is_a_memory(cli: CliRunner, repo: Path) -> 
 
     fixed = cli("doctor", "--fix")
     out = fixed.stdout
-    assert "README.md: left alone" in out
+    assert "README.md: a note about the folder, left as it is" in out
+    assert not [line for line in out.splitlines() if "README.md" in line and "[FAIL]" in line]
     assert f"{memory_id} 2.md: not fixed: a copy of memory {memory_id}" in out
     assert f"{syncthing.name}: not fixed: a sync conflict copy of memory {memory_id}" in out
     assert f"notes.md: not fixed: memory {memory_id} holds the same text" in out

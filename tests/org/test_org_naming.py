@@ -97,3 +97,18 @@ def test_search_org_without_a_uri_names_what_search_takes(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert "no org URI" in done.stderr and "[org] uri" in done.stderr
     assert "--to" not in done.stderr
+
+
+def test_search_org_after_forget_says_nothing_matched_and_why(tmp_path: Path) -> None:
+    """A search of an org index whose only other dataset was forgotten printed nothing at all."""
+    store = tmp_path / "org"
+    root = _repo(tmp_path / "a", "git@github.com:acme/a.git")
+    assert _cli(root, "publish", "--to", str(store), "--json").returncode == 0
+    assert _cli(root, "org", "forget", "github.com--acme--a", "--from", str(store)).returncode == 0
+    other = _repo(tmp_path / "b", "git@github.com:acme/b.git")
+    env = {"LOCAL_RECALL_ORG_URI": str(store)}
+    done = _cli(other, "search", "--org", "zebra quantum", "--mode", "text", env=env)
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert any("holds no other repository's memories" in line for line in lines), lines
+    assert lines[-1] == 'no memory matched "zebra quantum" in this repository or the org index'

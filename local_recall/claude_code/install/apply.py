@@ -49,6 +49,7 @@ from local_recall.claude_code.install.plan import (
 )
 from local_recall.errors import InvalidClaudeSettings, StorageError
 from local_recall.repo.files import check_writable_place, write_text_atomic
+from local_recall.repo.json_text import render_json_like
 
 # What `init --agent copilot` writes (copilot/install_plan.py's HOOKS_FILE; an adapter this
 # one may not import): while it exists, Copilot CLI needs the shared .mcp.json entry.
@@ -134,8 +135,8 @@ def _load(path: Path, check: Callable[[object], list[str]], *, strict: bool) -> 
     return _Loaded(path, text, document)
 
 
-def render_json(document: Mapping[str, Any]) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+def render_json(document: Mapping[str, Any], original: str | None = None) -> str:
+    return render_json_like(document, original)
 
 
 def _save(
@@ -159,7 +160,7 @@ def _save(
     problems = check(new)
     if problems and was_clean:
         raise InvalidClaudeSettings(loaded.path, "refusing to write " + "; ".join(problems))
-    write_text_atomic(loaded.path, render_json(new))
+    write_text_atomic(loaded.path, render_json(new, loaded.text))
     try:
         reread = json.loads(loaded.path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
