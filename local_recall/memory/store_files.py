@@ -93,7 +93,7 @@ def folder_stamp(directory: Path, listed_at_ns: int) -> StatKey | None:
     return None if stamp is None else settled_stamp(stamp, listed_at_ns)
 
 
-def stat_key(path: Path) -> StatKey | None:
+def stat_key(path: str | os.PathLike[str]) -> StatKey | None:
     """(inode, mtime_ns, size) of `path` itself (a symlink's own); None when it is gone."""
     try:
         st = os.lstat(path)
