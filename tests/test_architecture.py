@@ -72,7 +72,7 @@ ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
     ),
     "doctor": frozenset({"claude_code", "logs"}),  # inspects the Claude Code install
     "claude_code": frozenset({"hooks"}),  # its hooks: the shared answers
-    "mcp_server": frozenset({"logs"}),
+    "mcp_server": frozenset({"daemon", "logs"}),  # a save's settle: is a daemon watching?
     # each agent: the shared agent-hook runtime, the shared install-plan helpers
     "codex": frozenset({"agents", "hooks"}),
     "gemini": frozenset({"agents", "hooks"}),

@@ -89,7 +89,8 @@ class LazyRecall:
     def settle_soon(self) -> None:
         """After a save: a full sync (the background recomputed exactly, search/background.py)
         in a low-priority thread, SETTLE_AFTER_SECONDS after the last save, so that neither
-        the save nor a search right after it waits ~1 s for ~100 probe searches."""
+        the save nor a search right after it waits ~1 s for ~100 probe searches. Not where a
+        daemon runs then: its watcher makes that sync."""
         with self._open_lock:
             self._settle_due = time.monotonic() + SETTLE_AFTER_SECONDS
             if self._settler is not None:
@@ -113,7 +114,20 @@ class LazyRecall:
             if wait > 0:
                 time.sleep(wait)
                 continue
-            self._sync("settle")
+            daemon = self._watching_daemon()
+            if daemon is None:
+                self._sync("settle")
+            else:
+                log.info("MCP settle: left to the daemon (pid %s), whose watcher syncs", daemon)
+
+    def _watching_daemon(self) -> int | None:
+        """The pid of the daemon running on this repository, if one is (0: it is starting).
+        Its watcher syncs the index after every change to the memory files, a save's
+        included: a settle here would be a second full sync of the same change, the two
+        serialised by the index's lock."""
+        from local_recall.daemon.control import lock_holder
+
+        return lock_holder(self.settings.layout)
 
     def warm_notes(self, ask: PromptAsk) -> list[Note] | None:
         """A prompt's notes from this process's warm Recall, as the daemon would answer them
