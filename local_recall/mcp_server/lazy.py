@@ -12,12 +12,8 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from local_recall.errors import StorageError
 from local_recall.mcp_server.folder_events import FolderEvents
-from local_recall.memory.store_files import (
-    StatKey,
-    list_memory_files,
-    settled_stamp,
-    stat_key,
-)
+from local_recall.memory.store_files import list_memory_files, settled_stamp
+from local_recall.repo.files import StatKey, stat_key
 
 if TYPE_CHECKING:
     from local_recall.context.notes import Note

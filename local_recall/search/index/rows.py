@@ -8,7 +8,6 @@ with their text (so full-text search finds them) and an all-zero vector marked
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from local_recall.errors import IndexUnavailable
 from local_recall.memory.model import Memory
+from local_recall.repo.files import stat_key
 from local_recall.search.changes import Changes
 from local_recall.search.index.file_prints import FilePrints
 from local_recall.search.index.plan import PENDING, Fingerprint
@@ -71,11 +71,7 @@ class MemoryIndex(IndexTables):
             raise
         except Exception as exc:
             raise IndexUnavailable(f"cannot read the index's version: {exc}") from exc
-        try:
-            st = os.lstat(self.meta_path)
-        except OSError:
-            return version, None
-        return version, (st.st_ino, st.st_mtime_ns, st.st_size)
+        return version, stat_key(self.meta_path)
 
     def _changed(
         self,
