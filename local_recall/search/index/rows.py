@@ -38,6 +38,7 @@ from local_recall.search.index.schema import (
     rows_to_arrow,
 )
 from local_recall.search.index.tables import PASSAGES, TABLE, IndexTables
+from local_recall.search.scoring import ANN_FROM_ROWS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,7 +52,9 @@ _KEY: Final = re.compile(
 class MemoryIndex(IndexTables):
     """The memory rows: one per memory of either kind, plus its passage vectors."""
 
-    def __init__(self, directory: Path, lock_path: Path, *, ann_threshold: int = 5_000) -> None:
+    def __init__(
+        self, directory: Path, lock_path: Path, *, ann_threshold: int = ANN_FROM_ROWS
+    ) -> None:
         super().__init__(directory, lock_path, ann_threshold=ann_threshold)
         self.prints = FilePrints()  # the memory files' fingerprints, kept by difference
         # (stamp, embedder, memories) of the last sync that left the table in line with them
