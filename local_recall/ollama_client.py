@@ -14,6 +14,7 @@ from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 from local_recall.errors import ConfigError, RecallError
+from local_recall.text import one_line
 
 DEFAULT_HOST: Final = "http://127.0.0.1:11434"
 _DEFAULT_PORT: Final = 11434
@@ -71,7 +72,7 @@ def classify_failure(error: Exception) -> OllamaFailure | None:
     import ollama
 
     if isinstance(error, ollama.ResponseError):
-        detail = _one_line(str(error.error))
+        detail = one_line(str(error.error), 200)
         if error.status_code == 404:
             return OllamaFailure("model_missing", detail, 404)
         return OllamaFailure("http", detail, error.status_code)
@@ -80,9 +81,5 @@ def classify_failure(error: Exception) -> OllamaFailure | None:
     if isinstance(error, ConnectionError | httpx.ConnectError):
         return OllamaFailure("unreachable")
     if isinstance(error, httpx.HTTPError | ValueError):  # ValueError: a malformed response
-        return OllamaFailure("transport", f"{type(error).__name__}: {_one_line(str(error))}")
+        return OllamaFailure("transport", f"{type(error).__name__}: {one_line(str(error), 200)}")
     return None
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:200]

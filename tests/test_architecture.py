@@ -7,6 +7,7 @@ still makes the lower layer depend on the upper one.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "local_recall"
 # one. Packages sharing a rank are siblings that must not import each other.
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "text": 0,  # untrusted text on one line: shown, logged and written everywhere
     "repo": 1,
     "redaction": 1,
     "memory": 2,
@@ -72,7 +74,7 @@ ADAPTER_IMPORTS: dict[str, frozenset[str]] = {
     ),
     "doctor": frozenset({"claude_code", "logs"}),  # inspects the Claude Code install
     "claude_code": frozenset({"hooks"}),  # its hooks: the shared answers
-    "mcp_server": frozenset({"logs"}),
+    "mcp_server": frozenset({"daemon", "logs"}),  # a save's settle: is a daemon watching?
     # each agent: the shared agent-hook runtime, the shared install-plan helpers
     "codex": frozenset({"agents", "hooks"}),
     "gemini": frozenset({"agents", "hooks"}),
@@ -124,6 +126,7 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
 # Modules that only decide: they may import only each other and the standard library.
 PURE = frozenset(
     {
+        "text",
         "search.index.plan",
         "capture.pipeline_plan",
         "context.envelope",
@@ -376,3 +379,18 @@ def test_library_neither_prints_nor_configures_logging(module: str) -> None:
             if isinstance(func, ast.Attribute) and func.attr in {"basicConfig", "addHandler"}:
                 problems.append(f"{module}:{node.lineno} {func.attr}()")
     assert not problems, "\n".join(problems)
+
+
+# A file's stat key is made in one place (repo/files.py: `stat_key`, `key_of`): one order of
+# (inode, mtime_ns, size) everywhere. learning/ keeps its own until it is next reworked.
+STAT_KEY_HOMES = frozenset({"repo.files", "learning.learned"})
+
+
+def test_one_stat_key() -> None:
+    key = re.compile(r"^.*st_ino.*st_mtime_ns.*$|^.*st_mtime_ns.*st_ino.*$", re.MULTILINE)
+    makers = [
+        module
+        for module, path in MODULES.items()
+        if key.search(path.read_text(encoding="utf-8")) and module not in STAT_KEY_HOMES
+    ]
+    assert not makers, f"use repo.files.stat_key / key_of: {makers}"

@@ -26,10 +26,10 @@ from local_recall.capture.transcripts.condense import condense, render_turn
 from local_recall.capture.transcripts.model import (
     Chunk,
     Turn,
-    one_line,
     resume_offset,
     split_turns_at,
 )
+from local_recall.text import one_line
 
 # --------------------------------------------------------------------------------------------
 # Which transcripts

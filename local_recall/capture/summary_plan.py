@@ -16,6 +16,7 @@ from typing import Any
 from local_recall.capture.extraction.summary_prompt import SummaryFields
 from local_recall.capture.transcripts.model import Turn
 from local_recall.memory.model import MAX_FILES, repo_relative
+from local_recall.memory.timestamps import iso_time
 
 # Tools whose key argument is a file they change.
 CHANGING_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
@@ -153,9 +154,4 @@ def _when(moment: datetime | None) -> str | None:
 
 
 def _parse_when(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
+    return iso_time(value)

@@ -9,12 +9,11 @@ into (`tiers`, `learning`) is imported where it is used."""
 
 import contextlib
 import json
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from local_recall.repo.config_trust import user_config_path
-from local_recall.repo.files import read_bytes_nofollow
+from local_recall.repo.files import read_bytes_nofollow, stat_key
 from local_recall.repo.layout import Layout
 from local_recall.repo.received_env import checked_variables
 
@@ -104,11 +103,8 @@ def settings_key(layout: Layout, environ: Mapping[str, str]) -> list[Any]:
     """What the settings depend on: config.toml's identity and the LOCAL_RECALL_* variables."""
     config: list[list[int] | None] = []
     for path in (layout.config_path, user_config_path(environ)):
-        try:
-            info = os.lstat(path)
-            config.append([info.st_ino, info.st_mtime_ns, info.st_size])
-        except OSError:
-            config.append(None)
+        key = stat_key(path)
+        config.append(None if key is None else list(key))
     overrides = sorted([k, v] for k, v in environ.items() if k.startswith("LOCAL_RECALL_"))
     # the fields: a cache written by an older version lacks the newer keys
     return [config, overrides, list(HookSettings._fields)]

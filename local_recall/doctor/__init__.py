@@ -179,7 +179,6 @@ def check_python() -> Iterable[Check]:
         "mcp",
         "onnxruntime",
         "tokenizers",
-        "detect_secrets",
         "filelock",
     ):
         if importlib.util.find_spec(module) is None:

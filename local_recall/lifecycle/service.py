@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -35,6 +34,7 @@ from local_recall.memory.model import Memory
 from local_recall.memory.store import MemoryStore
 from local_recall.memory.store_files import only_claimant
 from local_recall.repo.config import LifecycleConfig
+from local_recall.repo.files import stat_key
 from local_recall.repo.layout import Layout
 
 if TYPE_CHECKING:
@@ -118,10 +118,8 @@ class Lifecycle:
     def cached(self) -> Snapshot | None:
         """The saved snapshot as the search path sees it: re-read only when the file changed;
         never computed here (no git on the hook path)."""
-        try:
-            st = os.stat(self.snapshot_path)
-            key = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except OSError:
+        key = stat_key(self.snapshot_path)
+        if key is None:
             self._cached = None
             return None
         if self._cached is None or self._cached[0] != key:

@@ -8,10 +8,12 @@ import logging
 import os
 import threading
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from local_recall.errors import StorageError
+from local_recall.mcp_server.folder_events import FolderEvents
+from local_recall.memory.store_files import list_memory_files, settled_stamp
+from local_recall.repo.files import StatKey, stat_key
 
 if TYPE_CHECKING:
     from local_recall.context.notes import Note
@@ -44,7 +46,9 @@ class LazyRecall:
         self._settle_due = 0.0  # monotonic time of the next full sync; 0: none asked
         # Answering prompts here (warm_notes): set once the warm-up has synced and searched.
         self._context: ContextService | None = None
-        self._stamp: tuple[object, ...] | None = None  # what the files looked like then
+        self._view: FilesView | None = None  # what the files looked like then
+        self._events: FolderEvents | None = None  # inotify on the memory folders, where it is
+        self._watched: tuple[StatKey | None, ...] = ()  # those folders' keys when watched
 
     def get(self) -> Recall:
         """The repository's Recall; StorageError while it has no local-recall/ folder."""
@@ -81,7 +85,8 @@ class LazyRecall:
     def settle_soon(self) -> None:
         """After a save: a full sync (the background recomputed exactly, search/background.py)
         in a low-priority thread, SETTLE_AFTER_SECONDS after the last save, so that neither
-        the save nor a search right after it waits ~1 s for ~100 probe searches."""
+        the save nor a search right after it waits ~1 s for ~100 probe searches. Not where a
+        daemon runs then: its watcher makes that sync."""
         with self._open_lock:
             self._settle_due = time.monotonic() + SETTLE_AFTER_SECONDS
             if self._settler is not None:
@@ -105,7 +110,20 @@ class LazyRecall:
             if wait > 0:
                 time.sleep(wait)
                 continue
-            self._sync("settle")
+            daemon = self._watching_daemon()
+            if daemon is None:
+                self._sync("settle")
+            else:
+                log.info("MCP settle: left to the daemon (pid %s), whose watcher syncs", daemon)
+
+    def _watching_daemon(self) -> int | None:
+        """The pid of the daemon running on this repository, if one is (0: it is starting).
+        Its watcher syncs the index after every change to the memory files, a save's
+        included: a settle here would be a second full sync of the same change, the two
+        serialised by the index's lock."""
+        from local_recall.daemon.control import lock_holder
+
+        return lock_holder(self.settings.layout)
 
     def warm_notes(self, ask: PromptAsk) -> list[Note] | None:
         """A prompt's notes from this process's warm Recall, as the daemon would answer them
@@ -116,14 +134,16 @@ class LazyRecall:
         if context is None or not self.index_lock.acquire(timeout=PROMPT_LOCK_WAIT_SECONDS):
             return None
         try:
-            stamp = _files_stamp(context.recall)
-            if self._stamp is None or stamp[0] != self._stamp[0]:
+            held, recall = self._view, context.recall
+            if held is None or stat_key(recall.layout.config_path) != held.config:
                 return None
-            if stamp != self._stamp:
-                # saved, forgotten, pulled or synced since: read the catalog again (stat-keyed:
-                # the changed files only); the vector cache is re-read by its own stamp
-                context.recall.searcher.load_memories()
-                self._stamp = stamp
+            if not self._current(recall, held):
+                # saved, edited, forgotten, pulled, checked out or synced since: read the
+                # catalog again (stat-keyed: the changed files only); the vector cache is
+                # re-read by its own stamp
+                view = self._look(recall)  # before the read: a change during it is seen
+                recall.searcher.load_memories()
+                self._view = view
             return context.prompt_notes(ask)
         finally:
             self.index_lock.release()
@@ -143,11 +163,32 @@ class LazyRecall:
                 from local_recall.context.service import ContextService
                 from local_recall.search.query import SearchQuery
 
-                stamp = _files_stamp(recall)  # before the search: a change during it is seen
+                view = self._look(recall)  # before the search: a change during it is seen
                 recall.query(SearchQuery("warm up the model"), sync=False)
-                self._stamp, self._context = stamp, ContextService(recall)
+                self._view, self._context = view, ContextService(recall)
+            log.info("MCP warm-up: prompts answered here from now on")
         except Exception:  # an optimisation: a failure shows again at the next call
             log.warning("MCP warm-up failed", exc_info=True)
+
+    def _current(self, recall: Recall, held: FilesView) -> bool:
+        """Whether the files are as `held` saw them: with inotify, no event since and the
+        same catalogs and vector cache (a few stats); else a stat of every memory file."""
+        events = self._events
+        if events is None:
+            return held.current(recall)
+        return not events.changed() and _head(recall) == held.head
+
+    def _look(self, recall: Recall) -> FilesView:
+        """The files as they are now, watched from now on where inotify is (re-watched when a
+        memory folder was made or replaced since)."""
+        layout = recall.layout
+        folders = (stat_key(layout.episodic_dir), stat_key(layout.thinking_dir))
+        if self._events is None or folders != self._watched:
+            if self._events is not None:
+                self._events.close()
+            self._events = FolderEvents.open([layout.episodic_dir, layout.thinking_dir])
+            self._watched = folders
+        return files_view(recall, each_file=self._events is None)
 
     def _sync(self, why: str) -> None:
         if not self.initialised():
@@ -169,28 +210,62 @@ def _lower_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WARM_UP_NICENESS)
 
 
-def _files_stamp(recall: Recall) -> tuple[object, ...]:
-    """What changes when the memories or the derived state do: config.toml first (a change
-    there is left to the daemon), the memory folders (every write is a rename into them: their
-    mtime moves), the stores' catalogs (any process's scan that saw a hand edit appends to
-    them: the daemon's watcher does) and the vector cache (every sync that embedded something
-    appends to it). A few `stat`s: cheap on every prompt."""
+class FilesView(NamedTuple):
+    """What the files a prompt's answer depends on looked like when they were last read:
+    config.toml (a change there is left to the daemon, which reloads it), the memory folders
+    (a file added, removed or renamed in moves their mtime: a save, a `git checkout`), each
+    memory file (an editor that writes in place keeps the inode and the folder's mtime), the
+    stores' catalogs (any process's scan that saw a hand edit appends to them) and the vector
+    cache (every sync that embedded something appends to it). Where inotify is, it tells of a
+    change to the memory folders (mcp_server/folder_events.py); elsewhere a stat of each memory
+    file does, on every prompt (benchmarks/README.md has the costs of both)."""
+
+    config: StatKey | None
+    head: tuple[object, ...]  # the folders, the catalogs, the vector cache
+    paths: tuple[str, ...]  # the memory files listed then
+    files: tuple[StatKey | None, ...]  # theirs, in that order
+    settled: bool  # False: something changed too close to the look to trust an equal stamp
+
+    def current(self, recall: Recall) -> bool:
+        """Whether nothing of it has moved since (never while it was not settled)."""
+        if not self.settled:
+            return False
+        now = time.time_ns()
+        return _head(recall) == self.head and _file_keys(self.paths, now) == self.files
+
+
+def files_view(recall: Recall, *, each_file: bool = True) -> FilesView:
+    """The files as they are now: the folders' stamps before their listing, as a scan takes
+    them (memory/store.py), so a file added meanwhile moves a stamp. `each_file` False: the
+    memory files are not listed (inotify watches them)."""
+    now = time.time_ns()
+    head = _head(recall)
+    layout = recall.layout
+    paths = tuple(
+        os.path.join(folder, name)
+        for folder in (layout.episodic_dir, layout.thinking_dir)
+        for name, _key, unread in list_memory_files(folder, stat=False).files
+        if unread is None and each_file
+    )
+    files = _file_keys(paths, now)
+    folders = (stat_key(layout.episodic_dir), stat_key(layout.thinking_dir))  # as in `head`
+    settled = None not in files and all(settled_stamp(key, now) for key in folders if key)
+    return FilesView(stat_key(layout.config_path), head, paths, files, settled)
+
+
+def _head(recall: Recall) -> tuple[object, ...]:
     from local_recall.search.vector_log import cache_stamp
 
     layout, state = recall.layout, recall.layout.state_dir
     catalogs = [state / f"catalog-{kind}.{ext}" for kind in KINDS for ext in ("json", "log")]
     return (
-        _stat(layout.config_path),
-        _stat(layout.episodic_dir),
-        _stat(layout.thinking_dir),
-        *map(_stat, catalogs),
+        stat_key(layout.episodic_dir),
+        stat_key(layout.thinking_dir),
+        *map(stat_key, catalogs),
         cache_stamp(state),
     )
 
 
-def _stat(path: Path) -> tuple[int, int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
+def _file_keys(paths: tuple[str, ...], now: int) -> tuple[StatKey | None, ...]:
+    """Each file's stat key; None for one gone, or changed too close to `now` to trust."""
+    return tuple(settled_stamp(key, now) if (key := stat_key(path)) else None for path in paths)

@@ -29,10 +29,9 @@ from typing import Any
 
 from local_recall.errors import StorageError
 from local_recall.memory.catalog_json import CatalogEncoder
-from local_recall.repo.files import write_bytes_atomic
+from local_recall.repo.files import StatKey, key_of, write_bytes_atomic
 
 Entries = dict[str, dict[str, Any]]
-StatKey = tuple[int, int, int]
 COMPACT_SHARE = 0.25  # log bytes against the base's, before a save writes a new base
 MAX_BYTES = 1 << 30
 
@@ -69,7 +68,7 @@ class CatalogFile:
         log_key = None if log is None else log[1]
         self._entries = entries if replayed is None else replayed
         self._stamp, self._log_follows = (base_key, log_key), replayed is not None
-        self._base, self._base_size = base_key, base_key[1]
+        self._base, self._base_size = base_key, base_key[2]
         return self._entries
 
     def unchanged(self) -> bool:
@@ -120,7 +119,7 @@ class CatalogFile:
         # base (it was: once a log outgrew its quarter, every save after the new base wrote
         # one more, 79 MB a save at 100,000 memories, issue 36); nor is a line as large as
         # the base (most entries changed: a copied store, a checkout) appended
-        logged = log_key[1] if log_key is not None and self._log_follows else 0
+        logged = log_key[2] if log_key is not None and self._log_follows else 0
         if max(logged, len(line)) > self._base_size * COMPACT_SHARE:
             return False
         header = b"" if self._log_follows else _header(self._base)
@@ -140,7 +139,7 @@ class CatalogFile:
         finally:
             os.close(fd)
         self._entries, self._log_follows = (entries if one else dict(entries)), True
-        self._stamp = (self._base, (after.st_ino, after.st_size, after.st_mtime_ns))
+        self._stamp = (self._base, key_of(after))
         return True
 
     def _write_base(self, entries: Entries) -> None:
@@ -149,7 +148,7 @@ class CatalogFile:
         if base_key is None:
             return
         self._entries, self._stamp = dict(entries), (base_key, _stat(self.log_path))
-        self._base, self._base_size = base_key, base_key[1]
+        self._base, self._base_size = base_key, base_key[2]
         self._log_follows = False  # it follows the old base: the next append starts it again
 
 
@@ -202,7 +201,7 @@ def _stat(path: Path) -> StatKey | None:
         return None
     if not stat.S_ISREG(info.st_mode):
         return None
-    return (info.st_ino, info.st_size, info.st_mtime_ns)
+    return key_of(info)
 
 
 def _read(path: Path) -> tuple[bytes, StatKey] | None:
@@ -215,7 +214,7 @@ def _read(path: Path) -> tuple[bytes, StatKey] | None:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
             return None
-        return handle.read(), (info.st_ino, info.st_size, info.st_mtime_ns)
+        return handle.read(), key_of(info)
 
 
 def entries_text(entries: Mapping[str, Any]) -> str:

@@ -14,12 +14,8 @@ from local_recall.memory.catalog_entry import entry_and_memory, memory_from_entr
 from local_recall.memory.format import WrittenAt, parse_memory_text
 from local_recall.memory.kept_scan import ListedFile, Listing, Rebuilt, Scan
 from local_recall.memory.model import Memory
-from local_recall.memory.store_files import (
-    StatKey,
-    opened_folder,
-    read_memory_file_keyed,
-    stat_key,
-)
+from local_recall.memory.store_files import opened_folder, read_memory_file_keyed
+from local_recall.repo.files import StatKey, stat_key
 
 log = logging.getLogger(__name__)
 

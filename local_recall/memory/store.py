@@ -25,7 +25,6 @@ from local_recall.memory.kept_scan import ListedFile, Listing, Scan, Seen, with_
 from local_recall.memory.model import Draft, Memory, content_hash, parse_memory_id
 from local_recall.memory.store_files import (
     FolderListing,
-    StatKey,
     claimants,
     collector_paused,
     folder_stamp,
@@ -34,10 +33,12 @@ from local_recall.memory.store_files import (
     read_memory_file,
     remove_files,
     settle_built,
-    stat_key,
 )
 from local_recall.repo.files import (
+    StatKey,
+    key_of,
     remove_stale_temp_files,
+    stat_key,
     write_text_atomic,
 )
 from local_recall.repo.locks import LockBusy, held_lock
@@ -202,8 +203,7 @@ class MemoryStore:
         last listed right before the write, so its stat after it stands for the kept listing
         and the next save need not list it (issue 36: 2 listings of 100,000 files a save)."""
         after = stat_key(self.directory) if known else None
-        st = path.stat()
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        key = key_of(path.stat())
         _key, entry, memory = parse_entry(path, key, self.kind)
         if memory is None:  # cannot happen for a file we rendered; never hide it if it does
             raise StorageError(f"{path}: written but does not parse: {entry['error']}")

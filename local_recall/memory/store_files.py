@@ -24,16 +24,17 @@ from local_recall.errors import (
 )
 from local_recall.memory.model import parse_memory_id
 from local_recall.repo.files import (
+    StatKey,
     is_temp_name,
+    key_of,
     open_folder_nofollow,
     read_bytes_nofollow,
     read_stat_in,
+    stat_key,
     through_symlink,
 )
 
 MAX_FILE_BYTES = 2_000_000  # a memory body is capped at 1 MB; anything far larger is not ours
-
-StatKey = tuple[int, int, int]
 
 
 class FolderListing(NamedTuple):
@@ -76,7 +77,7 @@ def list_memory_files(directory: Path, *, stat: bool = True) -> FolderListing:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue  # deleted between listing and stat
-        files.append((entry.name, (st.st_ino, st.st_mtime_ns, st.st_size), unusable))
+        files.append((entry.name, key_of(st), unusable))
     return FolderListing(files, temp_files)
 
 
@@ -93,15 +94,6 @@ def folder_stamp(directory: Path, listed_at_ns: int) -> StatKey | None:
     None when it cannot be read, or when it changed too close to the listing to tell."""
     stamp = stat_key(directory)
     return None if stamp is None else settled_stamp(stamp, listed_at_ns)
-
-
-def stat_key(path: Path) -> StatKey | None:
-    """(inode, mtime_ns, size) of `path` itself (a symlink's own); None when it is gone."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def settled_stamp(stamp: StatKey, listed_at_ns: int) -> StatKey | None:
@@ -215,7 +207,7 @@ def read_memory_file_keyed(path: Path, folder: int | None = None) -> tuple[str, 
             key = stat_key(path) or (0, 0, 0)  # gone since: a key no later listing matches
         else:
             data, st = read_stat_in(folder, path.name, MAX_FILE_BYTES)
-            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            key = key_of(st)
     except FileNotFoundError:
         raise
     except OSError as exc:  # a symlink, a folder, a FIFO, too large: reported, never followed

@@ -57,13 +57,10 @@ def parse_timestamp(value: object) -> datetime:
         except (OverflowError, ValueError, OSError):
             raise InvalidInput(f"timestamp out of range: {value!r}") from None
     elif isinstance(value, str):
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            raise InvalidInput(f"not an ISO-8601 timestamp: {value!r}") from None
+        found = iso_time(value)
+        if found is None:
+            raise InvalidInput(f"not an ISO-8601 timestamp (or out of range): {value!r}")
+        return found
     else:
         raise InvalidInput(f"not a timestamp: {value!r}")
     if moment.tzinfo is None:
@@ -72,6 +69,22 @@ def parse_timestamp(value: object) -> datetime:
         return moment.astimezone(UTC)
     except (OverflowError, ValueError):  # e.g. 0001-01-01 with a positive offset
         raise InvalidInput(f"timestamp out of range: {value!r}") from None
+
+
+def iso_time(value: object) -> datetime | None:
+    """The one reading of an ISO-8601 time from outside (a file, a transcript, a state file):
+    an aware UTC datetime, a naive one taken as UTC, a trailing `Z` or `z` as UTC; None for
+    anything else, or a time out of range once in UTC (year 1 with a positive offset)."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text.endswith("z"):  # fromisoformat reads "Z" only
+        text = text[:-1] + "Z"
+    try:
+        moment = datetime.fromisoformat(text)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
 
 
 def exact_time(text: str) -> datetime:

@@ -23,6 +23,7 @@ from typing import Final
 from local_recall.errors import InvalidInput
 from local_recall.memory.model import scope_matches
 from local_recall.search.query import SearchHit, SearchQuery
+from local_recall.text import one_line
 
 # bump when the datasets' columns change: every dataset is recreated (2: disputed)
 ORG_FORMAT: Final = 2
@@ -320,5 +321,4 @@ def describe_store_error(message: str) -> str:
         if any(needle in lowered for needle in needles):
             return meaning
     # an object's name in the store's words may hold anything, an escape sequence included
-    flat = "".join(c if c.isprintable() else "?" for c in " ".join(message.split()))
-    return flat if len(flat) <= 160 else flat[:157] + "..."
+    return one_line(message, 160, mark="...")

@@ -34,6 +34,7 @@ from local_recall.memory.model import (
     parse_memory_id,
     parse_scope,
 )
+from local_recall.text import one_line
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -60,7 +61,7 @@ def checked_row(row: Mapping[str, Any]) -> CheckedRow:
     key = f"{row['repo']}/{kind}/{memory_id}" if "repo" in row else f"{kind}/{memory_id}"
     if "key" in row and row["key"] != key:
         raise InvalidInput(f"key {str(row['key'])[:80]!r} is not {kind}/<id>")
-    subject = " ".join(_CONTROL.sub(" ", _text(row, "subject")).split())
+    subject = one_line(_text(row, "subject"))
     if not subject:
         raise InvalidInput("subject is empty")
     body = _text(row, "body")
@@ -163,7 +164,7 @@ def _keywords(value: object) -> tuple[tuple[str, ...], bool]:
     seen: dict[str, str] = {}
     cut = False
     for raw in value:
-        word = " ".join(_CONTROL.sub(" ", raw).split())
+        word = one_line(raw)
         cut = cut or len(word) > MAX_KEYWORD_CHARS
         word = word[:MAX_KEYWORD_CHARS]
         if word and word.lower() not in seen:

@@ -55,6 +55,11 @@ STALE_COPY_SECONDS = 86_400.0  # a local copy older than this is named in a note
 FIRST_ANSWER_SECONDS = 30.0
 
 
+# An org dataset is searched through LanceDB only (no vector cache of another repository's
+# rows): its ANN index pays from a few thousand rows, unlike the local index's (search/scoring.py).
+ORG_ANN_FROM_ROWS = 5_000
+
+
 class OrgService:
     def __init__(
         self,
@@ -72,7 +77,7 @@ class OrgService:
         self.mirror_dir = state_dir / "org-mirror"
         self._mirror: Mirror | None = None
         self.config = config.org
-        self.ann_threshold = config.search.ann_threshold
+        self.ann_threshold = ORG_ANN_FROM_ROWS
         self.environ = environ
         self._memories = memories
         self._embedder = embedder

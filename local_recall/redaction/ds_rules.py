@@ -91,8 +91,8 @@ _DELIMITERS = " \t\r\n=:\"'"
 # The patterns `_ds_patterns` runs: detect-secrets 1.5.0's detectors less the exclusions above,
 # as (detector, pattern index, pattern, flags). A copy, because the only way to them is its
 # plugin registry, which imports every plugin (and `requests`): ~0.2 s of a first save, out of
-# ~0.5 s (issue 36.5). tests/redaction/test_ds_table.py fails when the installed
-# detect-secrets differs (`table_from_detect_secrets`): review the change, then update this.
+# ~0.5 s. tests/redaction/test_ds_table.py (detect-secrets is a development dependency) fails
+# when the installed detect-secrets differs: review the change, then update this.
 _DS_TABLE: tuple[tuple[str, int, str, int], ...] = (
     ("ArtifactoryDetector", 0, '(?:\\s|=|:|"|^)AKC[a-zA-Z0-9]{10,}(?:\\s|"|$)', 32),
     ("ArtifactoryDetector", 1, '(?:\\s|=|:|"|^)AP[\\dABCDEF][a-zA-Z0-9]{8,}(?:\\s|"|$)', 32),
@@ -157,21 +157,6 @@ def _ds_patterns() -> tuple[_DsPattern, ...]:
         )
         for name, index, pattern, flags in _DS_TABLE
     )
-
-
-def table_from_detect_secrets() -> tuple[tuple[str, int, str, int], ...]:
-    """`_DS_TABLE` as the installed detect-secrets would make it (tests; ~0.2 s to import)."""
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-
-    rows: list[tuple[str, int, str, int]] = []
-    for plugin in get_mapping_from_secret_type_to_class().values():
-        name = plugin.__name__
-        if name in _DS_EXCLUDED:
-            continue
-        for index, pattern in enumerate(getattr(plugin, "denylist", ())):
-            if (name, index) not in _DS_EXCLUDED_PATTERNS:
-                rows.append((name, index, pattern.pattern, pattern.flags))
-    return tuple(rows)
 
 
 def detect_secrets_hits(text: str) -> Iterator[Hit]:

@@ -29,6 +29,11 @@ ENV_PREFIX = "LOCAL_RECALL_"
 NON_CONFIG_ENV = frozenset(
     {"ROOT", "EXTRACTOR", "CLAUDE_BIN", "CONFIG_DIR", "HOOK_DEADLINE_SECONDS"}
 )
+# Keys an older version knew: read without error (an old config.toml or variable still loads),
+# never applied, and listed in `Config.ignored` with the reason (doctor shows it).
+RETIRED_KEYS: dict[tuple[str, str], str] = {
+    ("search", "ann_threshold"): "retired: the index chooses its vector engine itself",
+}
 MAX_CONFIG_BYTES = 1_000_000
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -77,9 +82,6 @@ class EmbedderConfig:
 class SearchConfig:
     default_limit: int = _key(10, "Hits returned when no limit is given.", minimum=1)
     min_score: float = _key(0.0, "Hits below this score are dropped.", minimum=0, maximum=1)
-    ann_threshold: int = _key(
-        5_000, "Build an ANN vector index once the store has this many memories.", minimum=256
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,6 +342,9 @@ def load_config(
         source = where if committed else source
         for section, key, raw in _read_table(where):
             named = f"{where}: {section}.{key}"
+            if (section, key) in RETIRED_KEYS:
+                ignored.append(f"{named}: ignored: {RETIRED_KEYS[section, key]}")
+                continue
             value = _coerce(section, key, raw, named)
             problem = (
                 committed_value_problem(section, key, value)
@@ -357,6 +362,10 @@ def load_config(
             continue
         rest = name[len(ENV_PREFIX) :]
         if rest in NON_CONFIG_ENV:
+            continue
+        retired = next(((s, k) for s, k in RETIRED_KEYS if rest.lower() == f"{s}_{k}"), None)
+        if retired is not None:
+            ignored.append(f"{name}: ignored: {RETIRED_KEYS[retired]}")
             continue
         section, key = _split_env_name(rest, name)
         values[section][key] = _coerce(section, key, raw, name, from_env=True)

@@ -28,6 +28,23 @@ _STALE_TEMP_SECONDS = 3600
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted in the tree must not hang a reader
 
+# A file's identity and content stamp, (inode, mtime_ns, size): what every cache in the
+# repository compares to know a file changed (a rename in, a rewrite, an append, an edit in place).
+StatKey = tuple[int, int, int]
+
+
+def key_of(info: os.stat_result) -> StatKey:
+    """The stat key of a stat result already at hand (an fstat, a listing's entry)."""
+    return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+
+def stat_key(path: str | os.PathLike[str]) -> StatKey | None:
+    """(inode, mtime_ns, size) of `path` itself (a symlink's own); None when it is gone."""
+    try:
+        return key_of(os.lstat(path))
+    except OSError:
+        return None
+
 
 def through_symlink(path: Path) -> bool:
     """Does `path` (existing or not) lead through a symbolic link, itself included?"""

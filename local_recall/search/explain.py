@@ -20,6 +20,7 @@ from typing import Any
 from local_recall.search.decision import MARGIN_CAP, Background, Decision
 from local_recall.search.query import SearchHit
 from local_recall.search.scoring import score_hit
+from local_recall.text import one_line
 
 SUBJECT_CHARS = 70
 
@@ -139,7 +140,7 @@ class Explanation:
 
 def explanation_text(data: Mapping[str, Any]) -> str:
     """An explanation's JSON (`Explanation.to_json`, maybe from the daemon) for a person."""
-    lines = [f"prompt: {_one_line(str(data.get('prompt', '')))[:200]}"]
+    lines = [f"prompt: {one_line(str(data.get('prompt', '')))[:200]}"]
     if not data.get("searched"):
         lines.append(f"not searched: {data.get('reason')}")
         lines.append("result: nothing shown")
@@ -233,13 +234,13 @@ def _candidate_line(rank: int, candidate: Mapping[str, Any]) -> str:
     cosine = s.get("cosine")
     meaning = "-" if not isinstance(cosine, int | float) else f"{cosine:.2f}"
     repo = candidate.get("repo")
-    where = f"[{_one_line(str(repo))}] " if repo else ""
-    subject = _one_line(str(candidate.get("subject", "")))[:SUBJECT_CHARS]
+    where = f"[{one_line(str(repo))}] " if repo else ""
+    subject = one_line(str(candidate.get("subject", "")))[:SUBJECT_CHARS]
     return (
         f"{rank:2d}. {candidate.get('tier', 'none'):7s} score {candidate.get('score', 0):.2f} · "
         f"relevance {candidate.get('relevance', 0):.2f} · meaning {meaning} · words "
         f"{s.get('coverage') or 0:.0%} ({s.get('head_coverage') or 0:.0%}) · "
-        f"{_one_line(str(candidate.get('id', '')))[:8]} {where}{subject} — "
+        f"{one_line(str(candidate.get('id', '')))[:8]} {where}{subject} — "
         f"{candidate.get('tier_reason', '')}{_track_text(candidate.get('track'))}"
     )
 
@@ -271,12 +272,6 @@ def _gap(margin: float) -> str:
     if margin >= MARGIN_CAP:
         return "far behind"
     return "close behind" if margin < 1.0 else "well behind"
-
-
-def _one_line(text: str) -> str:
-    """One line with no control characters: an org row's subject or repo is another
-    repository's text, printed to a terminal."""
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
 
 def relevance_of(hit: SearchHit) -> float:

@@ -25,19 +25,33 @@ from local_recall.search.query import SearchQuery
 from local_recall.search.relevance import query_profile
 from local_recall.search.relevance_inputs import Gathered, RelevanceInputs
 from local_recall.search.scoring import (
+    Engines,
     Signals,
     best_of,
-    candidate_depth,
+    choose_engines,
     coverage_scores,
     gather_signals,
     ran_signals,
 )
+from local_recall.search.vector_cache import VectorCache
 
-# Up to this many stored vectors (~20k for 5k memories), vector candidates come exactly from the
-# vector cache: a matrix product beats LanceDB's per-query overhead. Above, the ANN index answers.
-# At 100k rows (2026-11-26, lancedb 0.40) the product took ~10 ms, the ANN queries ~24 ms (each
-# query reads the table's schema three times); the product grows ~0.1 ms per 1k rows.
-EXACT_NEAREST_MAX_ROWS = 150_000
+
+def engines_of(
+    query: SearchQuery, limit: int, memories: int, cache: VectorCache | None, *, kept: bool
+) -> Engines:
+    """A search's engines (scoring.choose_engines); `kept`: a keyword index is kept here.
+    `--mode text` asks LanceDB: BM25 over the whole document is what a person who asks for a
+    text search gets everywhere; in hybrid, text only gathers candidates, which the relevance
+    scores alike whichever engine found them."""
+    return choose_engines(
+        limit,
+        memories,
+        vectors=None if cache is None else len(cache.keys),
+        filtered=query.scope is not None,
+        dated=query.since is not None or query.until is not None,
+        keywords=kept,
+        whole_text=(query.mode == "text" and not query.prompt) or query.lancedb_text,
+    )
 
 
 def _head_moved(old: Memory | None, new: Memory) -> bool:
@@ -55,13 +69,11 @@ class SignalGatherer:
         relevance: RelevanceInputs,
         embedder: Callable[[], Embedder],
         *,
-        ann_threshold: int,
         rebuild: Callable[[], bool],
     ) -> None:
         self.index = index
         self.relevance = relevance
         self._embedder = embedder  # loaded on first use: the files path may never need it
-        self._ann_threshold = ann_threshold
         self._rebuild = rebuild  # rebuild a failing index: whether it is usable now
         self.index_ok = True
         self.kinds: frozenset[str] = frozenset()
@@ -131,10 +143,11 @@ class SignalGatherer:
         use_vector = query.mode in ("hybrid", "semantic")
         use_text = query.mode in ("hybrid", "text")
         use_fuzzy = query.mode in ("hybrid", "fuzzy")
-        filtered = query.scope is not None
-        depth = candidate_depth(limit, len(memories), self._ann_threshold, filtered=filtered)
+        cache = self._cache() if use_vector else None
+        engines = engines_of(query, limit, len(memories), cache, kept=self.keywords is not None)
+        depth = engines.depth
         ask = IndexQuery(depth=depth, kind=index_kind, since=query.since, until=query.until)
-        in_process = self._keyword_text(query, text, depth, index_kind) if terms else None
+        in_process = self._keyword_text(engines, terms, text, index_kind)
         # The full-text query and the fuzzy match run in workers while this thread embeds the
         # query and asks for vectors (onnxruntime and LanceDB release the GIL): hybrid costs
         # about the slowest of the three, not their sum.
@@ -161,6 +174,7 @@ class SignalGatherer:
             if self.index_ok:
                 found = self._from_index(
                     query_vector,
+                    cache if engines.vector == "exact" else None,
                     terms if use_text and in_process is None else None,
                     text_future,
                     ask,
@@ -196,26 +210,26 @@ class SignalGatherer:
         )
         return Gathered(signals, ran, reason)
 
+    def _cache(self) -> VectorCache | None:
+        with contextlib.suppress(EmbedderUnavailable):
+            return self.relevance.vectors(embedder_fingerprint(self.embedder))
+        return None
+
     def _keyword_text(
-        self, query: SearchQuery, text: str, depth: int, kind: str | None
+        self, engines: Engines, terms: list[str], text: str, kind: str | None
     ) -> Callable[[], dict[str, float]] | None:
-        """The full-text candidates from the in-process keyword index, where it answers: kept
-        (`keep_keywords`), a hybrid or a prompt's search, no date filter (it holds no dates).
-        None: ask LanceDB's. `--mode text` asks LanceDB: BM25 over the whole document is what
-        a person who asks for a text search gets everywhere; in hybrid, text only gathers
-        candidates, which the relevance scores alike whichever engine found them."""
+        """The full-text candidates from the in-process keyword index, where `engines` chose
+        it; None: LanceDB's full-text query answers."""
         keywords = self.keywords
-        text_mode = query.mode == "text" and not query.prompt
-        if keywords is None or text_mode or query.lancedb_text:
-            return None
-        if query.since is not None or query.until is not None:
+        if keywords is None or not terms or engines.text != "keywords":
             return None
         stems = query_profile(text).stems
-        return lambda: keywords.search(stems, depth, kind=kind)
+        return lambda: keywords.search(stems, engines.depth, kind=kind)
 
     def _from_index(
         self,
         query_vector: Any,
+        exact_from: VectorCache | None,
         terms: list[str] | None,
         text_future: Future[list[Candidate]] | None,
         ask: IndexQuery,
@@ -223,15 +237,12 @@ class SignalGatherer:
         rebuild: Callable[[], bool] | None,
         keyword_text: Callable[[], dict[str, float]] | None = None,
     ) -> tuple[dict[str, float], dict[str, float]] | None:
-        """The index's (vector, text) candidates. The vector ones come exactly from the vector
-        cache where that is cheaper (up to EXACT_NEAREST_MAX_ROWS vectors, no date filter);
-        the text ones from `keyword_text` (the in-process keyword index) when given."""
+        """The index's (vector, text) candidates for `query_vector` (None: no vector signal):
+        from LanceDB, or exactly from the vector cache `exact_from`; the text ones from
+        `keyword_text` (the in-process keyword index) when given, as `engines` chose."""
         exact = None
-        if query_vector is not None and ask.since is None and ask.until is None:
-            with contextlib.suppress(EmbedderUnavailable):
-                cache = self.relevance.vectors(embedder_fingerprint(self.embedder))
-                if cache is not None and 0 < len(cache.keys) <= EXACT_NEAREST_MAX_ROWS:
-                    exact = cache.nearest(query_vector, ask.depth, kind=ask.kind)
+        if exact_from is not None and query_vector is not None:
+            exact = exact_from.nearest(query_vector, ask.depth, kind=ask.kind)
         vector = query_vector if exact is None else None
         found = from_index(self.index, vector, terms, text_future, ask, rebuild=rebuild)
         if found is None:
@@ -257,7 +268,7 @@ class SignalGatherer:
             terms,
             mode=query.mode,
             of_kind=of_kind,
-            depth=candidate_depth(limit, len(of_kind), self._ann_threshold, filtered=False),
+            depth=choose_engines(limit, len(of_kind), vectors=None).depth,
             fuzzy=lambda words: self._fuzzy_matcher(memories).scores(words),
             query_vector=lambda: self.relevance.query_vector(text, self.embedder.embed_query),
             embedder=lambda: embedder_fingerprint(self.embedder),

@@ -14,7 +14,6 @@ files when missing). See vector_cache.py for the files and how hostile ones are 
 from __future__ import annotations
 
 import heapq
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from local_recall.memory.model import Memory
+from local_recall.repo.files import stat_key
 from local_recall.search.background import BACKGROUND_JSON, read_background
 from local_recall.search.changes import Changes
 from local_recall.search.decision import Background
@@ -67,14 +67,6 @@ class Gathered:
     signals: dict[str, Signals]
     ran: frozenset[str]
     degraded_reason: str | None = None
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 class RelevanceInputs:
@@ -173,7 +165,7 @@ class RelevanceInputs:
 
     def background(self) -> Background | None:
         """The store's background (decision.py), re-read when its file changes."""
-        stamp = _stamp(self.state_dir / BACKGROUND_JSON)
+        stamp = stat_key(self.state_dir / BACKGROUND_JSON)
         if stamp != self._background_stamp:
             self._background = None if stamp is None else read_background(self.state_dir)
             self._background_stamp = stamp

@@ -183,12 +183,57 @@ def rank(
     return [(key, score) for key, score, _ in chosen[:limit]]
 
 
-def candidate_depth(limit: int, memories: int, ann_threshold: int, *, filtered: bool) -> int:
-    """How many candidates each signal returns. Deep (100) where queries are exact and cheap;
-    50 on stores large enough for the ANN index, where every extra candidate costs time
-    (LoCoMo: R@5 −0.005 at 50 vs 100, with the imputation in `gather_signals`). ×4 when a
-    scope filter will drop some afterwards."""
-    base = max(100, limit * 10) if memories < ann_threshold else max(50, limit * 5)
+# The one threshold of the engine choice. Up to this many stored vectors (~45k memories of ~3
+# passages each), vector candidates come exactly from the vector cache: a matrix product beats
+# LanceDB's per-query overhead, and LanceDB scans flat (exactly) for what the product does not
+# answer (a date filter). Above it the index builds an ANN (HNSW) index, which answers instead.
+# At 100k rows (lancedb 0.40) the product took ~10 ms, the ANN queries ~24 ms (each query reads
+# the table's schema three times); the product grows ~0.1 ms per 1k rows.
+EXACT_NEAREST_MAX_ROWS = 150_000
+ANN_FROM_ROWS = EXACT_NEAREST_MAX_ROWS + 1  # a table's ANN index is built from this many rows
+# Not an engine's threshold: the cost of scoring candidates. From this many memories each signal
+# returns 50 candidates, not 100 (scale.py at 5,000 memories: hybrid 4.9 -> 14.8 ms p50 at 100).
+SHALLOW_FROM_MEMORIES = 5_000
+
+
+class Engines(NamedTuple):
+    """Which engine answers each signal of a search, and how many candidates each returns."""
+
+    vector: str  # "exact": the product over the vector cache; "index": LanceDB's vector query
+    text: str  # "keywords": the in-process keyword index; "index": LanceDB's full-text query
+    depth: int  # candidates per signal (`candidate_depth`)
+
+
+def choose_engines(
+    limit: int,
+    memories: int,
+    *,
+    vectors: int | None,
+    filtered: bool = False,
+    dated: bool = False,
+    keywords: bool = False,
+    whole_text: bool = False,
+) -> Engines:
+    """The engines of one search over `memories` with `vectors` rows in the vector cache (None:
+    no cache). The exact product answers up to EXACT_NEAREST_MAX_ROWS rows without a date
+    filter (`dated`); else LanceDB, whose ANN index exists only above that many rows. The
+    keyword index answers the full text where it is kept (`keywords`: a long-lived process)
+    and the query has no dates (it holds none) and does not ask for BM25 over the whole
+    document (`whole_text`: `--mode text`, or a caller that wants LanceDB's)."""
+    exact = vectors is not None and 0 < vectors <= EXACT_NEAREST_MAX_ROWS and not dated
+    return Engines(
+        vector="exact" if exact else "index",
+        text="keywords" if keywords and not dated and not whole_text else "index",
+        depth=candidate_depth(limit, memories, filtered=filtered),
+    )
+
+
+def candidate_depth(limit: int, memories: int, *, filtered: bool) -> int:
+    """How many candidates each signal returns, whichever engine answers. Deep (100) in a
+    small store; 50 from SHALLOW_FROM_MEMORIES memories, where every extra candidate costs
+    scoring time (LoCoMo: R@5 −0.005 at 50 vs 100, with the imputation in `gather_signals`).
+    ×4 when a scope filter will drop some afterwards."""
+    base = max(100, limit * 10) if memories < SHALLOW_FROM_MEMORIES else max(50, limit * 5)
     return max(1, min(base * (4 if filtered else 1), memories))
 
 

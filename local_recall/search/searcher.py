@@ -103,10 +103,7 @@ class Searcher:
         self._config = config
         self._stores = stores
         self._factory = embedder_factory
-        self._ann_threshold = config.search.ann_threshold
-        self.index = MemoryIndex(
-            layout.index_dir, layout.state_dir / "index.lock", ann_threshold=self._ann_threshold
-        )
+        self.index = MemoryIndex(layout.index_dir, layout.state_dir / "index.lock")
         self._status = StatusFile(layout.state_dir / STATUS_FILE, clock)
         self._embedder: Embedder | None = None
         self._memories: dict[str, Memory] | None = None
@@ -117,7 +114,6 @@ class Searcher:
             self.index,
             self.relevance,
             lambda: self.embedder,
-            ann_threshold=self._ann_threshold,
             rebuild=self._rebuilt,
         )
         self.lifecycle: LifeLookup | None = None

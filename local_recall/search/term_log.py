@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from local_recall.repo.files import read_bytes_nofollow
+from local_recall.repo.files import read_bytes_nofollow, stat_key
 from local_recall.search.relevance import TermStats, term_stats_from_json
 from local_recall.search.vector_cache import MAX_JSON_BYTES, read_json_file, replace_file
 
@@ -59,18 +59,10 @@ class TermPolicy:
 DEFAULT_POLICY: Final = TermPolicy()
 
 
-def _stat_key(path: Path) -> tuple[int, int, int] | None:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return info.st_ino, info.st_mtime_ns, info.st_size
-
-
 def terms_stamp(state_dir: Path) -> TermsStamp | None:
     """Changes whenever the statistics do (the base replaced, a line appended); None: no base."""
-    base = _stat_key(state_dir / TERMS_JSON)
-    return None if base is None else (base, _stat_key(state_dir / TERMS_LOG))
+    base = stat_key(state_dir / TERMS_JSON)
+    return None if base is None else (base, stat_key(state_dir / TERMS_LOG))
 
 
 def read_term_stats(state_dir: Path) -> TermStats | None:

@@ -33,7 +33,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from local_recall.repo.files import read_bytes_nofollow
+from local_recall.repo.files import read_bytes_nofollow, stat_key
 
 VECTORS_JSON: Final = "vectors.json"  # the cache's manifest (vector_cache.py)
 LOG_TOKEN: Final = re.compile(r"^[0-9a-f]{16}$")
@@ -188,16 +188,8 @@ def live_rows(
 def cache_stamp(state_dir: Path) -> object:
     """Changes whenever the cache does (its json, or a log's length): readers re-read then.
     None: no cache."""
-    meta = _stat_key(state_dir / VECTORS_JSON)
+    meta = stat_key(state_dir / VECTORS_JSON)
     if meta is None:
         return None
-    logs = sorted((path.name, _stat_key(path)) for path in state_dir.glob("vectors-*.log"))
+    logs = sorted((path.name, stat_key(path)) for path in state_dir.glob("vectors-*.log"))
     return (meta, tuple(logs))
-
-
-def _stat_key(path: Path) -> tuple[int, int, int] | None:
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return (info.st_ino, info.st_mtime_ns, info.st_size)

@@ -6,6 +6,7 @@ The real `local-recall mcp` subprocess, driven by the real MCP client."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -17,6 +18,8 @@ from local_recall.recall import Recall
 from local_recall.search.background import BACKGROUND_JSON
 from local_recall.settings import Settings
 from tests.conftest import clean_env
+from tests.daemon_runs import daemon_env, lr, stop_and_reap, wait_for
+from tests.hook_runs import log_text
 from tests.mcp_session import call, run_session
 from tests.waiting import HANG_CEILING_SECONDS, Ceiling
 
@@ -78,3 +81,46 @@ def test_a_save_leaves_the_background_to_the_next_sync(repo: Path) -> None:
     assert background_size(recall) == 2
     assert recall.search("how is a release published")[0].id == created.memory.id
     assert background_size(recall) == 3
+
+
+@pytest.fixture
+def daemon(repo: Path) -> Iterator[None]:
+    env = daemon_env(repo)
+    started = lr(repo, "daemon", "start", env=env)
+    assert started.returncode == 0, started.stderr
+    wait_for(lambda: "re-indexed (start)" in log_text(repo), what="the daemon never synced")
+    try:
+        yield
+    finally:
+        stop_and_reap(repo)
+
+
+@pytest.mark.slow  # a real daemon, a real index with the embedded MiniLM model
+def test_beside_a_daemon_a_save_is_synced_once_by_its_watcher(repo: Path, daemon: None) -> None:
+    """The daemon's watcher syncs after every change to the memory files: the server leaves
+    its settle to it rather than make a second full sync of the same save."""
+    recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
+    seen = {"before": len(log_text(repo))}
+
+    async def body(client: Client) -> None:
+        saved = await call(
+            client,
+            "save_memory",
+            {"subject": "Wheels are built by hatch", "content": "`hatch build` makes the wheel."},
+        )
+        assert saved["created"] is True
+        ceiling = Ceiling(SETTLE_AFTER_SECONDS + HANG_CEILING_SECONDS)
+        while "MCP settle" not in log_text(repo):  # the session still open
+            ceiling.check("the server never settled")
+            await anyio.sleep(0.2)
+
+    run_session(repo, body)
+    wait_for(
+        lambda: "re-indexed (memory files" in log_text(repo)[seen["before"] :],
+        what="the daemon never synced the save",
+    )
+    assert background_size(recall) == 1
+    after = log_text(repo)[seen["before"] :]
+    assert "MCP settle: left to the daemon" in after
+    syncs = after.count("MCP settle: index ready") + after.count("re-indexed (memory files")
+    assert syncs == 1

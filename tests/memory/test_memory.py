@@ -350,3 +350,28 @@ def test_the_new_memory_template_is_a_memory_file() -> None:
     assert memory.subject == PLACEHOLDER_SUBJECT and memory.applies_to == "file:src/app.py"
     with pytest.raises(InvalidMemoryFile, match="still the placeholder"):
         read_edited(template.replace("What a teammate", "Why a teammate"), PATH, now)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-01-02T03:04:05Z", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2026-01-02T03:04:05.250z", datetime(2026, 1, 2, 3, 4, 5, 250000, tzinfo=UTC)),
+        (" 2026-01-02T05:04:05+02:00 ", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2026-01-02T03:04:05", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),  # naive: UTC
+        ("0001-01-01T00:00:00+05:00", None),  # out of range once in UTC
+        ("today", None),
+        (1767323045, None),
+    ],
+)
+def test_one_iso_time_reading_for_files_transcripts_and_state(
+    text: object, expected: datetime | None
+) -> None:
+    from local_recall.capture.sessions.turns import timestamp_of
+    from local_recall.capture.transcripts.entries import _parse_timestamp
+    from local_recall.memory.timestamps import iso_time
+
+    assert iso_time(text) == expected
+    assert _parse_timestamp(text) == expected  # a transcript line's time
+    if isinstance(text, str):
+        assert timestamp_of(text) == expected  # an agent hook's time

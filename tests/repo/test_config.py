@@ -237,3 +237,18 @@ def test_a_committed_config_cannot_choose_an_agent_cli_extractor() -> None:
         assert committed_personal_problem("extraction", "extractor", agent, "claude")
         assert committed_personal_problem("extraction", "extractor", "claude", agent)
     assert committed_personal_problem("extraction", "extractor", "ollama", "claude") is None
+
+
+def test_a_retired_key_still_loads_and_is_listed_as_ignored(tmp_path: Path) -> None:
+    """`search.ann_threshold` (the index now chooses its engines itself): an old config.toml
+    or variable loads without error; doctor lists it as ignored."""
+    path = tmp_path / "config.toml"
+    path.write_text("[search]\nann_threshold = 5000\ndefault_limit = 7\n")
+    config = load_config(path, {"LOCAL_RECALL_SEARCH_ANN_THRESHOLD": "20000"})
+    assert config.search.default_limit == 7
+    assert not hasattr(config.search, "ann_threshold")
+    ignored = "\n".join(config.ignored)
+    assert "search.ann_threshold: ignored: retired" in ignored
+    assert "LOCAL_RECALL_SEARCH_ANN_THRESHOLD: ignored: retired" in ignored
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_config(None, {"LOCAL_RECALL_SEARCH_ANN_THRESHOLDS": "1"})

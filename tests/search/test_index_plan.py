@@ -26,12 +26,16 @@ from local_recall.search.limits import MAX_LIMIT, MAX_QUERY_CHARS
 from local_recall.search.query import SearchHit, SearchQuery, SearchResult, check_query_text
 from local_recall.search.relevance import DEFAULT_THRESHOLD, Features, relevance
 from local_recall.search.scoring import (
+    ANN_FROM_ROWS,
     BM25,
     COVERAGE,
+    EXACT_NEAREST_MAX_ROWS,
     FUZZY,
     VECTOR,
+    Engines,
     Signals,
     candidate_depth,
+    choose_engines,
     features_of,
     gather_signals,
     ran_signals,
@@ -178,11 +182,31 @@ def test_query_terms_are_plain_words(text: str) -> None:
 
 
 def test_candidate_depth() -> None:
-    assert candidate_depth(10, 5, 20_000, filtered=False) == 5
-    assert candidate_depth(10, 5_000, 20_000, filtered=False) == 100
-    assert candidate_depth(10, 5_000, 20_000, filtered=True) == 400
-    assert candidate_depth(10, 100_000, 20_000, filtered=False) == 50
-    assert candidate_depth(40, 100_000, 20_000, filtered=False) == 200
+    assert candidate_depth(10, 5, filtered=False) == 5
+    assert candidate_depth(10, 4_000, filtered=False) == 100
+    assert candidate_depth(10, 4_000, filtered=True) == 400
+    assert candidate_depth(10, 4_999, filtered=False) == 100
+    assert candidate_depth(10, 100_000, filtered=False) == 50
+    assert candidate_depth(40, 100_000, filtered=False) == 200
+
+
+def test_the_engines_follow_one_threshold() -> None:
+    """The exact product answers up to EXACT_NEAREST_MAX_ROWS vectors; above, the ANN index
+    does (built from the next row). The depth follows the store's size alone."""
+    assert EXACT_NEAREST_MAX_ROWS == 150_000 and ANN_FROM_ROWS == 150_001
+    assert choose_engines(10, 4_000, vectors=12_000) == Engines("exact", "index", 100)
+    assert choose_engines(10, 40_000, vectors=150_000) == Engines("exact", "index", 50)
+    assert choose_engines(10, 50_000, vectors=150_001) == Engines("index", "index", 50)
+    # a date filter: LanceDB (a flat, exact scan below the threshold); no dates in the keywords
+    dated = choose_engines(10, 4_000, vectors=12_000, dated=True, keywords=True)
+    assert dated == Engines("index", "index", 100)
+    # no cache (none built yet, the embedder down): LanceDB
+    assert choose_engines(10, 4_000, vectors=None) == Engines("index", "index", 100)
+    assert choose_engines(10, 5_000, vectors=0).vector == "index"
+    # the keyword index where it is kept, unless BM25 over the whole document is asked
+    assert choose_engines(10, 5_000, vectors=15_000, keywords=True).text == "keywords"
+    assert choose_engines(5, 9, vectors=9, keywords=True, whole_text=True).text == "index"
+    assert choose_engines(10, 4_000, vectors=12_000, filtered=True).depth == 400
 
 
 @given(

@@ -1,6 +1,6 @@
 """Vector candidates computed exactly from the vector cache (`VectorCache.nearest`), which the
 warm search uses instead of LanceDB's vector query on stores of up to
-`gather.EXACT_NEAREST_MAX_ROWS` vectors: the same memories as a brute-force pass, and the same
+`scoring.EXACT_NEAREST_MAX_ROWS` vectors: the same memories as a brute-force pass, and the same
 search results as LanceDB's (exact below the ANN threshold) on a real index."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from local_recall.recall import Recall
-from local_recall.search import gather
+from local_recall.search import scoring
 from local_recall.search.query import SearchQuery
 from local_recall.search.vector_cache import VectorCache
 from local_recall.settings import Settings
@@ -88,7 +88,7 @@ def test_the_warm_search_finds_the_same_with_and_without_the_exact_path(
     monkeypatch.setattr(VectorCache, "nearest", counted)
     exact = results()
     assert len(calls) == len(queries)  # every query took the exact path
-    monkeypatch.setattr(gather, "EXACT_NEAREST_MAX_ROWS", 0)  # LanceDB's vector query
+    monkeypatch.setattr(scoring, "EXACT_NEAREST_MAX_ROWS", 0)  # LanceDB's vector query
     assert results() == exact
     assert len(calls) == len(queries)
     assert any(exact)

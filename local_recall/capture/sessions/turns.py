@@ -16,8 +16,9 @@ from local_recall.capture.transcripts.model import (
     ToolCall,
     ToolResult,
     Turn,
-    one_line,
 )
+from local_recall.memory.timestamps import iso_time
+from local_recall.text import one_line
 
 # Our own MCP read tools under each agent's naming (Codex: the `search_memories` function of the
 # `mcp__local_recall` namespace; Gemini: `mcp_local-recall_search_memories`; Copilot:
@@ -47,13 +48,7 @@ def timestamp_of(value: object) -> datetime | None:
             return datetime.fromtimestamp(value / 1000, UTC)
         except (ValueError, OverflowError, OSError):
             return None
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return iso_time(value)
 
 
 def user_text(raw: str, hidden: frozenset[str]) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from local_recall.capture.transcripts.model import RESULT_SNIPPET_CHARS, Chunk, Turn, one_line
+from local_recall.capture.transcripts.model import RESULT_SNIPPET_CHARS, Chunk, Turn
+from local_recall.text import one_line
 
 DEFAULT_MAX_CHARS = 24_000
 _TOOL_LINE_CHARS = 220

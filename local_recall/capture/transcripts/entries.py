@@ -21,10 +21,11 @@ from local_recall.capture.transcripts.model import (
     ToolCall,
     ToolResult,
     Turn,
-    one_line,
 )
+from local_recall.memory.timestamps import iso_time
 from local_recall.redaction.private import remove_private
 from local_recall.redaction.secrets import redact_for_storage
+from local_recall.text import one_line
 
 # Entry types that never hold conversation. Anything else that is not user/assistant is
 # counted as unknown and ignored too (the set changes between Claude Code versions).
@@ -133,13 +134,7 @@ def _user_command(text: str) -> str | None:
 
 
 def _parse_timestamp(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-    except (ValueError, OverflowError):  # year 1 or 9999 with an offset leaves the range
-        return None
+    return iso_time(value)
 
 
 @dataclass(slots=True)

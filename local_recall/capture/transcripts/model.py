@@ -68,12 +68,6 @@ class Turn:
     end_offset: int = 0  # byte offset just past the turn's last line
 
 
-def one_line(text: str, limit: int) -> str:
-    """`text` folded onto one line, cut to `limit` characters with an ellipsis."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 @dataclass(frozen=True, slots=True)
 class ParseStats:
     lines: int = 0  # complete lines consumed (blank ones included)

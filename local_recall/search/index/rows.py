@@ -8,7 +8,6 @@ with their text (so full-text search finds them) and an all-zero vector marked
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from local_recall.errors import IndexUnavailable
 from local_recall.memory.model import Memory
+from local_recall.repo.files import stat_key
 from local_recall.search.changes import Changes
 from local_recall.search.index.file_prints import FilePrints
 from local_recall.search.index.plan import PENDING, Fingerprint
@@ -38,6 +38,7 @@ from local_recall.search.index.schema import (
     rows_to_arrow,
 )
 from local_recall.search.index.tables import PASSAGES, TABLE, IndexTables
+from local_recall.search.scoring import ANN_FROM_ROWS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,7 +52,9 @@ _KEY: Final = re.compile(
 class MemoryIndex(IndexTables):
     """The memory rows: one per memory of either kind, plus its passage vectors."""
 
-    def __init__(self, directory: Path, lock_path: Path, *, ann_threshold: int = 5_000) -> None:
+    def __init__(
+        self, directory: Path, lock_path: Path, *, ann_threshold: int = ANN_FROM_ROWS
+    ) -> None:
         super().__init__(directory, lock_path, ann_threshold=ann_threshold)
         self.prints = FilePrints()  # the memory files' fingerprints, kept by difference
         # (stamp, embedder, memories) of the last sync that left the table in line with them
@@ -71,11 +74,7 @@ class MemoryIndex(IndexTables):
             raise
         except Exception as exc:
             raise IndexUnavailable(f"cannot read the index's version: {exc}") from exc
-        try:
-            st = os.lstat(self.meta_path)
-        except OSError:
-            return version, None
-        return version, (st.st_ino, st.st_mtime_ns, st.st_size)
+        return version, stat_key(self.meta_path)
 
     def _changed(
         self,

@@ -23,6 +23,7 @@ from local_recall.search.index.tables import (
     is_vector_index,
     unindexed_rows,
 )
+from local_recall.text import one_line
 
 MAINTAIN_ATTEMPTS = 4  # a commit conflict with a concurrent publish is retried
 
@@ -273,5 +274,4 @@ def is_commit_conflict(exc: BaseException) -> bool:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= 300 else text[:297] + "..."
+    return one_line(str(exc), 300, mark="...")

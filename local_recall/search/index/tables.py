@@ -31,6 +31,7 @@ from local_recall.repo.files import read_bytes_nofollow, through_symlink, write_
 from local_recall.search.index.lance_import import import_lancedb
 from local_recall.search.index.plan import IndexMeta
 from local_recall.search.index.schema import FTS_OPTIONS, passage_schema, table_schema
+from local_recall.search.scoring import ANN_FROM_ROWS
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,9 @@ class IndexTables:
     """The LanceDB connection, its tables and the meta file. Every lancedb failure becomes
     IndexUnavailable."""
 
-    def __init__(self, directory: Path, lock_path: Path, *, ann_threshold: int = 5_000) -> None:
+    def __init__(
+        self, directory: Path, lock_path: Path, *, ann_threshold: int = ANN_FROM_ROWS
+    ) -> None:
         self.directory = directory
         self.lock_path = lock_path  # one writer at a time across processes: sync.py
         self._ann_threshold = ann_threshold
