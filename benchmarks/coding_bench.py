@@ -110,7 +110,13 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
         )
         if not has_nothing_to_look_up(query) and settings.prompt_tokens > 0:
             result = recall.query(
-                SearchQuery(query, limit=limit, min_score=settings.tiers.floor, prompt=True),
+                SearchQuery(
+                    query,
+                    limit=limit,
+                    min_score=settings.tiers.search_floor,
+                    prompt=True,
+                    at_least=min(settings.tiers.at_least, limit),
+                ),
                 sync=False,
                 use_index=use_index,  # False: the hook's no-daemon path (files + vector cache)
             )

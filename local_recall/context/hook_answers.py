@@ -81,7 +81,8 @@ def prompt_answer(
     learned = learned_of(layout, settings, report)
     tiers = learned_tiers(settings.tiers, learned)
     # what either tier may show: choose sorts them
-    notes = find(PromptAsk(query, min(settings.search_limit, MAX_LIMIT), tiers.floor))
+    limit = min(settings.search_limit, MAX_LIMIT)
+    notes = find(PromptAsk(query, limit, tiers.search_floor, min(tiers.at_least, limit)))
     if notes is None:
         return NOTHING
     seen = seen_of(read_shown(layout.state_dir, session_id))

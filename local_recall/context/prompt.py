@@ -85,6 +85,7 @@ class PromptAsk(NamedTuple):
     query: str
     limit: int
     min_score: float
+    at_least: int = 0  # the best this many whatever their score: pointers by rank
 
     def to_request(self) -> dict[str, Any]:
         """As the daemon's socket takes it (daemon/query_client.py)."""
@@ -93,6 +94,7 @@ class PromptAsk(NamedTuple):
             "query": self.query,
             "limit": self.limit,
             "min_score": self.min_score,
+            "at_least": self.at_least,
             "with_body": True,
         }
 

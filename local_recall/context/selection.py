@@ -69,8 +69,21 @@ class Tiers(NamedTuple):
 
     @property
     def floor(self) -> float:
-        """The lowest score either tier may show: what a search for the prompt asks for."""
+        """The lowest score either tier may show."""
         return min(self.min_score, self.pointer_min_score) if self.pointers > 0 else self.min_score
+
+    @property
+    def at_least(self) -> int:
+        """How many of a search's best the pointers by rank need whatever their score: one a
+        line (a candidate this session was pointed at already leaves its line empty)."""
+        return self.pointers
+
+    @property
+    def search_floor(self) -> float:
+        """What a prompt's search asks for past its `at_least` best: the lowest score either
+        tier may show, the full-text threshold when pointers come by rank alone (scoring
+        every candidate in full for the rank would cost a prompt ~2 ms at 5,000 memories)."""
+        return self.min_score if self.pointer_min_score <= 0 else self.floor
 
 
 class Selection(NamedTuple):

@@ -63,7 +63,13 @@ class ContextService:
 
     def prompt_notes(self, ask: PromptAsk) -> list[Note]:
         """The memories that may answer a prompt, best first, with their whole bodies."""
-        query = SearchQuery(ask.query, limit=ask.limit, min_score=ask.min_score, prompt=True)
+        query = SearchQuery(
+            ask.query,
+            limit=ask.limit,
+            min_score=ask.min_score,
+            prompt=True,
+            at_least=min(ask.at_least, ask.limit),
+        )
         notes = [hit_note(hit) for hit in self.prompt_search(query).hits]
         return self.with_id_chars(notes)
 

@@ -36,6 +36,7 @@ class SearchRequest:
     scope: str | None
     min_score: float | None
     with_body: bool
+    at_least: int = 0
 
 
 def parse_search_request(request: Mapping[str, Any]) -> SearchRequest:
@@ -57,12 +58,20 @@ def parse_search_request(request: Mapping[str, Any]) -> SearchRequest:
         not isinstance(min_score, int | float) or isinstance(min_score, bool)
     ):
         raise InvalidInput("search: 'min_score' must be a number")
+    at_least = request.get("at_least", 0)
+    if (
+        not isinstance(at_least, int)
+        or isinstance(at_least, bool)
+        or not 0 <= at_least <= MAX_LIMIT
+    ):
+        raise InvalidInput(f"search: 'at_least' must be an integer from 0 to {MAX_LIMIT}")
     return SearchRequest(
         query=query[:MAX_QUERY_CHARS],
         limit=limit,
         scope=scope,
         min_score=None if min_score is None else float(min_score),
         with_body=request.get("with_body") is True,
+        at_least=at_least,
     )
 
 
@@ -181,6 +190,7 @@ class QueryService:
             limit=request.limit,
             min_score=request.min_score,
             prompt=True,  # the prompt hooks' op
+            at_least=min(request.at_least, request.limit or MAX_LIMIT),
         )
         with self._lock:
             return self._context.prompt_search(query)

@@ -49,6 +49,10 @@ class SearchQuery:
     # The full-text candidates from LanceDB's query even where a keyword index is kept: `why`,
     # whose printed signals (the raw BM25) are then the same in every process.
     lancedb_text: bool = False
+    # The best this many come back whatever their score (`min_score` applies past them): a
+    # prompt's pointers by rank, with the candidates' full scoring still cut at the full-text
+    # threshold for the rest.
+    at_least: int = 0
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -59,6 +63,8 @@ class SearchQuery:
             check_limit(self.limit)
         if self.min_score is not None:
             check_min_score(self.min_score)
+        if not 0 <= self.at_least <= MAX_LIMIT:
+            raise InvalidInput(f"at_least must be between 0 and {MAX_LIMIT}, got {self.at_least}")
         if self.scope is not None:
             object.__setattr__(self, "scope", parse_scope(self.scope))
 

@@ -197,6 +197,7 @@ class RelevanceInputs:
         keep: int | None = None,
         slack: float = 1.0,
         needed: Callable[[Sequence[float]], float] | None = None,
+        at_least: int = 0,
     ) -> dict[str, Signals]:
         """Each candidate's signals with its relevance features. `cosines`: exact cosines
         from the vector cache (None: keep what the candidate lists gave).
@@ -206,7 +207,8 @@ class RelevanceInputs:
         is dropped when its bound is below `slack` × the keep-th best relevance (slack < 1: a
         later re-order, such as the lifecycle's, may lift it that much), or below
         `needed(two best relevances)`: the least a runner-up needs to reach the caller's floor
-        once the decision has moved it. So the `keep` best above the floor come out exactly as
+        once the decision has moved it — but never before `at_least` are scored. So the `keep`
+        best above the floor (and the `at_least` best whatever their score) come out exactly as
         from scoring every candidate."""
         stats = self.stats(memories)
         weights = query_weights(profile, stats)
@@ -227,7 +229,7 @@ class RelevanceInputs:
             partial = extract_features(profile, terms, stats, cosine, weights, fuzzy=False)
             bounded.append((relevance_bound(partial), key, found, terms, partial))
         if keep is not None:
-            ready = _best_scored(profile, bounded, keep, slack, needed)
+            ready = _best_scored(profile, bounded, keep, slack, needed, at_least)
         return ready
 
     def files_candidates(
@@ -289,19 +291,23 @@ def _best_scored(
     keep: int,
     slack: float,
     needed: Callable[[Sequence[float]], float] | None,
+    at_least: int = 0,
 ) -> dict[str, Signals]:
     """`score_ready`'s pruned scoring: candidates in order of their bound, until none left
     can matter (see there)."""
     bounded.sort(key=lambda item: (-item[0], item[1]))
     ready: dict[str, Signals] = {}
     best: list[float] = []  # a min-heap of the `keep` best relevances so far
+    first: list[float] = []  # a min-heap of the `at_least` best (wanted whatever the floor)
     top: list[float] = []  # the two best, best first
     cut = 0.0  # known once the two best are: nothing below it can reach the floor
     settled = needed is None
     for bound, key, found, terms, partial in bounded:
         if not settled and len(top) == 2 and bound < top[1]:
             settled, cut = True, needed(top) if needed is not None else 0.0
-        if settled and bound < cut:
+        if settled and bound < cut and (len(first) >= at_least and (not first or bound < first[0])):
+            # under the floor, and no later one can be among the `at_least` best (by relevance:
+            # a pointer's rank needs no room for the lifecycle's re-order, unlike `keep`)
             break
         if len(best) >= keep and bound < slack * best[0]:
             break  # sorted by bound: no later candidate can be among the `keep` best
@@ -314,5 +320,9 @@ def _best_scored(
             heapq.heappush(best, score)
         elif score > best[0]:
             heapq.heapreplace(best, score)
+        if len(first) < at_least:
+            heapq.heappush(first, score)
+        elif at_least and score > first[0]:
+            heapq.heapreplace(first, score)
         top = sorted((*top, score), reverse=True)[:2]
     return ready

@@ -259,9 +259,12 @@ class Searcher:
             gathered.signals,
             memories,
             cosines,
-            keep=max(2, count) if unfiltered else None,  # the decision reads the two best
+            keep=max(2, count, query.at_least)
+            if unfiltered
+            else None,  # the decision reads the two best
             slack=ORDER_SLACK,
             needed=lambda top: least_relevance(floor, decide(top, background, intent)),
+            at_least=query.at_least,
         )
         relevance = {key: score_hit(s) for key, s in signals.items()}
         ordered = rank(
@@ -278,7 +281,11 @@ class Searcher:
         # The score: the relevance moved by the store-aware decision (decision.py), so that the
         # best hit's score is the probability that it answers the prompt, given this store.
         scored, decision = decide_ranked(ordered, background, intent)
-        ranked = [(key, score) for key, score in scored if score > 0 and score >= floor]
+        ranked = [
+            (key, score)
+            for rank, (key, score) in enumerate(scored)
+            if score > 0 and (score >= floor or rank < query.at_least)
+        ]
         ranked = ranked[: count if self.lifecycle is None else len(ranked)]
         lives: Sequence[Life | None] = [None] * len(ranked)
         if self.lifecycle is not None:

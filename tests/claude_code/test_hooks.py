@@ -74,7 +74,8 @@ def test_prompt_hook_injects_the_daemons_hits(repo: Path, stand_in: StandIn) -> 
         "op": "search",
         "query": "how do we dedupe saves?",
         "limit": 10,
-        "min_score": 0.0,  # what either tier may show: pointers by rank, full text from 0.5
+        "min_score": 0.5,  # full text from 0.5; pointers by rank from the best three, any score
+        "at_least": 3,
         "with_body": True,
     }
     assert "searching in-process" not in log_text(repo)
@@ -190,7 +191,8 @@ def test_a_plausible_hit_is_a_pointer_line(repo: Path, stand_in: StandIn) -> Non
     # before the MCP server does, so the block says how to open it without the tools
     assert f"- {MEMORY_ID[:8]} Use filelock for cross-process dedup\n" in context
     assert str(HIT["body"]) not in context and "`local-recall show ID` reads one" in context
-    assert stand_in.requests[0]["min_score"] == 0.0  # pointers by rank: no floor
+    # pointers by rank: the best three whatever their score, the rest from the full-text threshold
+    assert stand_in.requests[0]["min_score"] == 0.95 and stand_in.requests[0]["at_least"] == 3
 
 
 def test_one_session_is_shown_a_memory_in_full_once(repo: Path, stand_in: StandIn) -> None:

@@ -48,7 +48,14 @@ def test_a_prompt_is_answered_whole_and_its_record_line_returned_not_written(rep
     assert reply["ok"] is True
     assert reply["text"].startswith("<local-recall-context>") and HIT["body"] in reply["text"]
     [asked] = searches.asked
-    assert (asked.query, asked.limit, asked.min_score) == ("how do we dedupe saves?", 10, 0.3)
+    # the full-text threshold past the best three, which pointers by rank may need whatever
+    # their score
+    assert (asked.query, asked.limit, asked.min_score, asked.at_least) == (
+        "how do we dedupe saves?",
+        10,
+        0.5,
+        3,
+    )
     [line] = parse_lines([reply["shown"]])
     assert line.full == (MEMORY_ID,)
     assert reply["session_key"] == session_key("s1")

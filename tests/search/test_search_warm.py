@@ -97,7 +97,7 @@ def unpruned(recall: Recall) -> Recall:
     """Every candidate scored in full, as before pruning."""
     score_ready = recall.searcher.relevance.score_ready
     recall.searcher.relevance.score_ready = (  # type: ignore[method-assign]
-        lambda *args, keep=None, slack=1.0, needed=None: score_ready(*args)
+        lambda *args, keep=None, slack=1.0, needed=None, at_least=0: score_ready(*args)
     )
     return recall
 
@@ -106,9 +106,11 @@ def test_pruned_scoring_answers_exactly_what_scoring_every_candidate_does(store:
     _, prompts = coding_data()
     assert len(prompts) > 100
     every, pruned = unpruned(open_recall(store)), open_recall(store)
-    # the hook's ask, a search with no floor, and one hit (the decision still needs two)
+    # the hook's ask (its full-text threshold, and its pointers' best whatever their score),
+    # a search with no floor, and one hit (the decision still needs two)
     for fields, asked in (
-        ({"limit": 10, "min_score": 0.3}, prompts),
+        ({"limit": 10, "min_score": 0.5, "at_least": 3}, prompts),
+        ({"limit": 10, "min_score": 0.3}, prompts[::2]),
         ({"limit": 5, "min_score": 0.0}, prompts[::4]),
         ({"limit": 1}, prompts[1::3]),
     ):
