@@ -118,36 +118,12 @@ def render_prompt_context(selection: Selection, *, tools: bool = True) -> str:
     return wrap(parts)
 
 
-def prompt_context(
-    hits: Iterable[Note],
-    *,
-    budget_tokens: int,
-    min_score: float,
-    max_chars: int = MAX_CONTEXT_CHARS,
-    pointers: int = 0,
-    pointer_min_score: float = POINTER_MIN_SCORE,
-    seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
-    full_tokens: int = FULL_TOKENS,
-    pointer_gap: float = POINTER_GAP,
-    asks: bool = True,
-) -> str:
-    """The UserPromptSubmit context, or "" when nothing relevant fits."""
-    return render_selection(
-        fill_budget(
-            hits,
-            budget_tokens=budget_tokens,
-            min_score=min_score,
-            max_chars=max_chars,
-            pointers=pointers,
-            pointer_min_score=pointer_min_score,
-            seen=seen,
-            full_tokens=full_tokens,
-            pointer_gap=pointer_gap,
-            asks=asks,
-        ),
-        budget_tokens=budget_tokens,
-        max_chars=max_chars,
-    )
+def prompt_context(hits: Iterable[Note], **options: Any) -> str:
+    """The UserPromptSubmit context of `hits` (fill_budget's options), or "" when nothing
+    relevant fits."""
+    limit = {"max_chars": options.get("max_chars", MAX_CONTEXT_CHARS)}
+    selection = fill_budget(hits, **options)
+    return render_selection(selection, budget_tokens=options["budget_tokens"], **limit)
 
 
 def render_selection(

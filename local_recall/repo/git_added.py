@@ -3,10 +3,11 @@ without `occurred_at` takes this time (the same in every clone), else the file's
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+
+from local_recall.repo.git_run import git_output
 
 # A hook may be the first to read such a file (the catalog then keeps its time): git's walk
 # back to the commit that added it is bounded, the file's mtime is the answer past it.
@@ -17,28 +18,13 @@ def added_at(path: Path, environ: Mapping[str, str]) -> datetime | None:
     """The author time of the newest commit that added `path` (git walks back from HEAD only
     that far: `-1`); None when git has no such commit (untracked, not a checkout, git missing,
     a walk over the time limit)."""
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(path.parent),
-                "log",
-                "-1",
-                "--diff-filter=A",
-                "--format=%at",
-                "--",
-                path.name,
-            ],
-            capture_output=True,
-            text=True,
-            env={**environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-            timeout=_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    lines = done.stdout.split() if done.returncode == 0 else []
+    found = git_output(
+        path.parent,
+        environ,
+        *("log", "-1", "--diff-filter=A", "--format=%at", "--", path.name),
+        timeout=_TIMEOUT,
+    )
+    lines = found.split() if found else []
     try:
         return datetime.fromtimestamp(int(lines[-1]), UTC) if lines else None
     except (ValueError, OverflowError, OSError):

@@ -13,19 +13,7 @@ from pathlib import Path
 
 from local_recall.errors import StorageError
 from local_recall.repo.files import read_bytes_nofollow, write_text_atomic
-
-_TIMEOUT = 10
-
-
-def _git(root: Path, environ: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-C", str(root), *args],
-        capture_output=True,
-        text=True,
-        env={**environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-        timeout=_TIMEOUT,
-        check=False,
-    )
+from local_recall.repo.git_run import run_git as _git
 
 
 def is_ignored(root: Path, relative: str, environ: Mapping[str, str]) -> bool:

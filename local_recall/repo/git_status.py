@@ -6,11 +6,10 @@ still exists is kept (there is no status to ask)."""
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-_TIMEOUT = 10
+from local_recall.repo.git_run import git_output as _git
 
 
 def to_stage(
@@ -46,21 +45,6 @@ def _folded(path: str, staged: Sequence[str], shown: Sequence[str], folders: Seq
 def git_shows_only(folder: str, staged: Sequence[str], shown: Sequence[str]) -> bool:
     """Is every change git shows in `folder` under one of `staged`?"""
     return all(any(_under(s, p) for p in staged) for s in shown if _under(s, folder))
-
-
-def _git(root: Path, environ: Mapping[str, str], *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            text=True,
-            env={**environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-            timeout=_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip("\n") if done.returncode == 0 else None
 
 
 def _status_paths(output: str) -> list[str]:
