@@ -94,14 +94,6 @@ class Selection(NamedTuple):
     # every candidate's tier and why, in rank order, as the selection decided it (`why`)
     reasons: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def tiers(self) -> dict[str, str]:
-        """Memory id -> "full" or "pointer"."""
-        return {
-            **{note.id: "pointer" for note in self.pointers},
-            **{note.id: "full" for note in self.shown},
-        }
-
 
 def by_rank(candidates: Sequence[Note], *, most: int, gap: float, lead: float | None = None) -> int:
     """How many of `candidates` (best first, none shown in full) get a pointer: the first,

@@ -59,8 +59,9 @@ def explain_prompt(
     # the hook's search: anchors checked now, the org copy when `[org] hook` is on; LanceDB's
     # full text, so that the raw signals print alike with and without the daemon
     asked = SearchQuery(query, limit=limit, min_score=0.0, lancedb_text=True)
-    result = ContextService(recall).prompt_search(asked)
-    notes = ContextService(recall).with_id_chars([hit_note(hit) for hit in result.hits])
+    context = ContextService(recall)
+    result = context.prompt_search(asked)
+    notes = context.with_id_chars([hit_note(hit) for hit in result.hits])
     learning, records = _learned(recall, [hit.id for hit in result.hits], settings)
     tiers = learned_tiers(settings.tiers, learning.learned)
     chosen = choose(query, notes, settings, tiers, learning.learned)

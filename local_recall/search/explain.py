@@ -67,33 +67,13 @@ class Explanation:
 
     def tier_reason(self, rank: int, hit: SearchHit) -> str:
         """Why a candidate (rank from 0) got its tier, in a person's words: what the hook's
-        selection recorded, else the first rule of context/prompt.py's `fill_budget` that
-        applies (an explanation made without the selection's record)."""
+        selection recorded (context/selection.py)."""
         recorded = (self.reasons or {}).get(hit.id)
         if recorded:
             return recorded
         if hit.id in self.held_back:
             return "unreviewed, and [review] inject_unreviewed is off"
-        if self.reasons is not None:
-            return "not among the candidates the selection weighed"
-        tier, sure = self.tier(hit.id), hit.score >= self.threshold
-        floor = min(self.threshold, self.pointer_threshold) if self.max_pointers else self.threshold
-        rules = (
-            (tier == "full", f"sure: score {hit.score:.2f} >= {self.threshold:.2f}"),
-            (hit.id in self.held_back, "unreviewed, and [review] inject_unreviewed is off"),
-            (tier == "pointer" and sure, "sure, but past the memories shown in full or the budget"),
-            (
-                tier == "pointer",
-                f"plausible: score {hit.score:.2f} >= {self.pointer_threshold:.2f}",
-            ),
-            (sure, "states the fact of a better match (shown once)"),
-            (hit.score < floor, f"score {hit.score:.2f} under {floor:.2f}"),
-            (rank >= self.pointer_ranks, f"plausible, not among the best {self.pointer_ranks}"),
-        )
-        return next(
-            (reason for applies, reason in rules if applies),
-            "plausible, but a better match states its fact or the pointers are full",
-        )
+        return "not among the candidates the selection weighed"
 
     def to_json(self) -> dict[str, object]:
         return {
