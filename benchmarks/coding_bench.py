@@ -56,8 +56,9 @@ from coding_data import Item, ProjectData, Prompt  # noqa: E402
 
 from local_recall.context.hook_answers import choose  # noqa: E402
 from local_recall.context.hook_settings import HookSettings, load_hook_settings  # noqa: E402
-from local_recall.context.notes import CHARS_PER_TOKEN, note_from_json  # noqa: E402
+from local_recall.context.notes import CHARS_PER_TOKEN  # noqa: E402
 from local_recall.context.prompt import prompt_query, render_selection  # noqa: E402
+from local_recall.context.service import hit_note  # noqa: E402
 from local_recall.learning.learned import static  # noqa: E402
 from local_recall.recall import Recall  # noqa: E402
 from local_recall.search.limits import MAX_LIMIT  # noqa: E402
@@ -120,8 +121,7 @@ def decide(recall: Recall, text: str, settings: HookSettings, *, use_index: bool
                 sync=False,
                 use_index=use_index,  # False: the hook's no-daemon path (files + vector cache)
             )
-            notes = [note_from_json(hit.to_json(with_body=True)) for hit in result.hits]
-            found = [n for n in notes if n is not None]
+            found = [hit_note(hit) for hit in result.hits]  # as the daemon's ContextService
             kept = [n for n in found if settings.inject_unreviewed or not n.unreviewed]
             # the hook's own selection (context/hook_answers.choose): the same filters, tiers
             # and question of whether the prompt asks something of this repository

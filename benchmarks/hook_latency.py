@@ -148,11 +148,18 @@ def prepare_repo(repo: Path, count: int) -> None:
 def daemon_round_trips(
     repo: Path, env: dict[str, str], runs: int
 ) -> tuple[Samples, dict[str, Any]]:
-    """The daemon's share: one search request over the socket, as the hook sends it."""
+    """The daemon's share: one `answer` request over the socket, as the hook sends it."""
+    from local_recall.context.hook_settings import hook_environment
     from local_recall.daemon.query_client import ask, socket_paths
 
     paths = socket_paths(repo.resolve(), env)
-    request = {"op": "search", "query": PROMPT, "limit": 10, "min_score": 0.35, "with_body": True}
+    request = {
+        "op": "answer",
+        "kind": "prompt",
+        "agent": "claude_code",
+        "prompt": PROMPT,
+        "hook_env": hook_environment(env),
+    }
     reply: dict[str, Any] = {}
     samples = Samples()
     for i in range(runs + 2):

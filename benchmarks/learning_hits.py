@@ -56,7 +56,7 @@ def collect(repos: Path | None, workdir: Path, sizes: list[int]) -> dict[str, An
                         "kind": prompt.kind,
                         "text": prompt.text,
                         "answers": answers,
-                        "notes": [note.to_json() for note in decided.notes],
+                        "notes": [note._asdict() for note in decided.notes],
                     }
                 )
             out[f"{project.name}/{size}"] = {

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from local_recall.context.notes import CHARS_PER_TOKEN, Note, note_from_json  # noqa: E402
+from local_recall.context.notes import CHARS_PER_TOKEN, Note  # noqa: E402
 from local_recall.context.prompt import Seen, Tiers, render_selection, select  # noqa: E402
 from local_recall.learning.calibration import calibrate  # noqa: E402
 from local_recall.learning.outcomes import Outcome  # noqa: E402
@@ -75,7 +75,7 @@ def load(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
         for key, store in json.loads(path.read_text()).items():
             parts: dict[str, list[Prompt]] = {"sessions": [], "held-out": []}
             for row in store["prompts"]:
-                notes = tuple(n for n in map(note_from_json, row["notes"]) if n is not None)
+                notes = tuple(Note(**fields) for fields in row["notes"])
                 prompt = Prompt(row["kind"], frozenset(row["answers"]), notes)
                 parts[half(row["text"])].append(prompt)
             s = store["settings"]

@@ -3,10 +3,10 @@
     <python> -S -I benchmarks/prompt_latency_client.py   (stdin: Claude Code's hook input)
 
 No site-packages (-S), no environment (-I), json and socket only: reads the prompt, asks the
-repository's daemon for its search over the unix socket (the path in state/daemon.socket) and
-prints the hits as hook context. It renders less carefully than the real hook (no budget, no
-pointers) — it exists to measure what the interpreter's start-up alone costs a prompt, which is
-why it was not adopted (docs/hooks.md).
+repository's daemon for the hook's whole answer over the unix socket (op `answer`, the path in
+state/daemon.socket) and prints its text as hook context. It checks less than the real hook (no
+session record, no check of the text's blocks) — it exists to measure what the interpreter's
+start-up alone costs a prompt, which is why it was not adopted (docs/hooks.md).
 """
 
 import json
@@ -23,7 +23,7 @@ try:
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     client.settimeout(0.3)
     client.connect(path)
-    request = {"op": "search", "query": prompt, "limit": 10, "min_score": 0.5, "with_body": True}
+    request = {"op": "answer", "kind": "prompt", "agent": "claude_code", "prompt": prompt}
     client.sendall(json.dumps(request).encode() + b"\n")
     reply = b""
     while not reply.endswith(b"\n"):
@@ -31,10 +31,8 @@ try:
         if not chunk:
             break
         reply += chunk
-    hits = json.loads(reply).get("hits") or []
-    if hits:
-        notes = "\n\n".join(f"{h.get('subject')}\n{h.get('body')}" for h in hits[:5])
-        context = f"<local-recall-context>\n{notes[:8000]}\n</local-recall-context>"
+    context = json.loads(reply).get("text")
+    if context and isinstance(context, str):
         output = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit"}}
         output["hookSpecificOutput"]["additionalContext"] = context
         os.write(1, json.dumps(output).encode())

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from local_recall.context.notes import Note, notes_from_json
+from local_recall.context.notes import Note
 from local_recall.context.prompt import PromptAsk
 from local_recall.context.session import SessionAsk, SessionNotes
 from local_recall.daemon.hook_requests import answer_reply
@@ -123,20 +123,32 @@ def prompt_input(prompt: str, repo: Path, session: str | None = None) -> bytes:
     ).encode()
 
 
+def note_of(hit: Mapping[str, Any]) -> Note:
+    """A literal hit as the daemon's search gives it to the answer code: its Note fields, the
+    snippet for a body it lacks."""
+    fields = {key: hit[key] for key in Note._fields if key in hit}
+    fields.setdefault("body", hit.get("snippet", ""))
+    fields.setdefault("occurred_at", "")
+    fields.setdefault("applies_to", "global")
+    fields["score"] = float(fields.get("score", 0.0))
+    return Note(**fields)
+
+
 class StandIn:
     """Answers like the daemon, from literals, and records what it was asked.
 
     A hook asks for its whole answer (op `answer`): the stand-in runs the daemon's own answer
     code (daemon/hook_requests.py) over searches that return the literals. `answers` holds
-    those requests as they came; `requests` what the daemon was asked to search or list — an
-    answer's inner search as the `search` / `index_summary` request it stands for — and every
-    other request (a `search` of a long-lived MCP server, `transcript_done`)."""
+    those requests as they came; `requests` what the answer code asked its searches
+    (`{"kind": "prompt" | "session_start", **the ask's fields}`) and every other request
+    (`transcript_done`)."""
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root
         self.requests: list[dict[str, Any]] = []
         self.answers: list[dict[str, Any]] = []
-        # overrides every answer when set (an answer's search: its hits, or its error)
+        # overrides every answer when set: {"ok": False, "error"} (the daemon's search failed),
+        # or {"ok": True, "hits": [...]} (what its search found)
         self.reply: dict[str, Any] | None = None
         self.knows_answer = True  # False: a daemon of a version before the `answer` op
         self.edit_answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None
@@ -146,12 +158,6 @@ class StandIn:
         if op == "answer" and self.knows_answer:
             return self._answer(request)
         self.requests.append(request)
-        if self.reply is not None:
-            return self.reply
-        if op == "search":
-            return {"ok": True, "hits": [HIT]}
-        if op == "index_summary":
-            return {"ok": True, "total": 7, "notes": [NOTE]}
         if op == "transcript_done":
             return {"ok": True, "queued": True}
         return {"ok": False, "error": f"unknown op {op!r}"}
@@ -170,12 +176,13 @@ class StandIn:
         return reply if self.edit_answer is None else self.edit_answer(reply)
 
     def _prompt_notes(self, ask: PromptAsk) -> list[Note]:
-        self.requests.append(ask.to_request())
-        return notes_from_json(self.reply["hits"] if self.reply is not None else [HIT])
+        self.requests.append({"kind": "prompt", **ask._asdict()})
+        hits = self.reply["hits"] if self.reply is not None else [HIT]
+        return [note_of(hit) for hit in hits]
 
     def _session_notes(self, ask: SessionAsk) -> SessionNotes:
-        self.requests.append(ask.to_request())
-        return SessionNotes.from_reply({"ok": True, "total": 7, "notes": [NOTE]})
+        self.requests.append({"kind": "session_start", **ask._asdict()})
+        return SessionNotes(7, [note_of(NOTE)], [])
 
 
 @contextlib.contextmanager

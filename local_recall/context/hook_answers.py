@@ -41,7 +41,7 @@ from local_recall.repo.layout import Layout
 from local_recall.search.limits import MAX_LIMIT
 
 Report = Callable[[str, str], None]  # (level, message) into the caller's log
-# A prompt's notes from wherever the caller searches; None: nobody could answer (nothing shown)
+# A prompt's notes from wherever the caller searches; None: it could not search (not ready)
 FindNotes = Callable[[PromptAsk], list[Note] | None]
 
 
@@ -66,11 +66,11 @@ def prompt_answer(
     session_id: str = "",
     prompt_id: str = "",
     tools: bool = True,
-) -> PromptAnswer:
+) -> PromptAnswer | None:
     """The memories that bear on `prompt`, within the prompt budget: sure ones in full, the
     best others as pointers by rank, none the session (given `session_id`) already saw.
     `tools` False: the agent has no MCP tools yet (Claude Code's first request), the pointer
-    block says how else to open one."""
+    block says how else to open one. None: `find` could not search (another place may)."""
     query = prompt_query(prompt)
     if query is None or settings.prompt_tokens <= 0:
         return NOTHING
@@ -84,7 +84,7 @@ def prompt_answer(
     limit = min(settings.search_limit, MAX_LIMIT)
     notes = find(PromptAsk(query, limit, tiers.search_floor, min(tiers.at_least, limit)))
     if notes is None:
-        return NOTHING
+        return None
     seen = seen_of(read_shown(layout.state_dir, session_id))
     selection = choose(query, notes, settings, tiers, learned, seen)
     text = render_selection(selection, budget_tokens=settings.prompt_tokens, tools=tools)

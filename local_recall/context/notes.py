@@ -17,7 +17,7 @@ slotted dataclass costs ~1 ms at import, a NamedTuple a fifth of that.
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from local_recall.context.envelope import CLOSE_TAG, MAX_CONTEXT_CHARS, OPEN_TAG
@@ -71,21 +71,6 @@ class Note(NamedTuple):
     def date(self) -> str:
         return self.occurred_at[:10]
 
-    def to_json(self) -> dict[str, object]:
-        data: dict[str, object] = {
-            "id": self.id,
-            "subject": self.subject,
-            "occurred_at": self.occurred_at,
-            "applies_to": self.applies_to,
-            "score": self.score,
-        }
-        if self.body:
-            data["body"] = self.body
-        for key in ("stale", "branch", "unreviewed", "superseded_by", "repo", "disputed"):
-            if getattr(self, key):
-                data[key] = getattr(self, key)
-        return data
-
     @property
     def flags(self) -> str:
         """` [unreviewed] [disputed: …] [stale: …] [branch: …]` for the lines the model
@@ -114,44 +99,6 @@ class Note(NamedTuple):
         )
 
 
-def note_from_json(data: object) -> Note | None:
-    """A Note from a hit or memory as JSON (SearchHit.to_json / Memory.to_json, plus an
-    optional "body"). Anything malformed gives None: a bad entry is dropped, never fatal."""
-    if not isinstance(data, Mapping):
-        return None
-    memory_id, subject = data.get("id"), data.get("subject")
-    if not isinstance(memory_id, str) or not isinstance(subject, str) or not memory_id:
-        return None
-    occurred = data.get("occurred_at")
-    scope = data.get("applies_to")
-    score = data.get("score")
-    body = data.get("body")
-    if not isinstance(body, str):
-        body = data.get("snippet")
-    stale, branch = data.get("stale"), data.get("branch")
-    return Note(
-        id=memory_id,
-        subject=subject,
-        occurred_at=occurred if isinstance(occurred, str) else "",
-        applies_to=scope if isinstance(scope, str) and scope else "global",
-        score=finite(score),
-        body=body if isinstance(body, str) else "",
-        stale=stale if isinstance(stale, str) else "",
-        branch=branch if isinstance(branch, str) else "",
-        unreviewed=data.get("unreviewed") is True,
-        superseded_by=replaced if isinstance(replaced := data.get("superseded_by"), str) else "",
-        repo=repo if isinstance(repo := data.get("repo"), str) else "",
-        disputed=_dispute_reason(data.get("disputed")),
-    )
-
-
-def _dispute_reason(value: object) -> str:
-    """A hit's `disputed` (its reason) or a memory's (a mapping holding it); else ""."""
-    if isinstance(value, Mapping):
-        value = value.get("reason")
-    return value if isinstance(value, str) else ""
-
-
 def finite(value: object) -> float:
     """A JSON number as a finite float; anything else (NaN, 1e999, an int past float range) 0."""
     if not isinstance(value, int | float):
@@ -163,12 +110,6 @@ def finite(value: object) -> float:
     return number if math.isfinite(number) else 0.0
 
 
-def notes_from_json(items: object) -> list[Note]:
-    if not isinstance(items, list):
-        return []
-    return [note for note in map(note_from_json, items) if note is not None]
-
-
 class SummaryNote(NamedTuple):
     """A session summary as the hooks show it."""
 
@@ -178,27 +119,6 @@ class SummaryNote(NamedTuple):
     body: str
     branch: str = ""  # "" when unknown or detached
     commit: str = ""
-
-    def to_json(self) -> dict[str, object]:
-        return self._asdict()
-
-
-def summary_note_from_json(data: object) -> SummaryNote | None:
-    if not isinstance(data, Mapping):
-        return None
-    values = [data.get(key) for key in SummaryNote._fields]
-    if not all(isinstance(v, str) or v is None for v in values):
-        return None
-    sid, subject, occurred, body, branch, commit = (v or "" for v in values)
-    if not sid or not subject or not body:
-        return None
-    return SummaryNote(sid, subject, occurred, body, branch, commit)
-
-
-def summaries_from_json(items: object) -> list[SummaryNote]:
-    if not isinstance(items, list):
-        return []
-    return [n for n in map(summary_note_from_json, items) if n is not None]
 
 
 # --- the wrapper -----------------------------------------------------------------------------

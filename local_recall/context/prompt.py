@@ -4,9 +4,9 @@ A prompt gets the full text of the memories the decision is sure of, in order, f
 token budget, and, when it asks something of this repository, a one-line pointer to the best
 others by rank (context/selection.py, docs/hooks.md#full-text-pointers-nothing); within a
 session (a span of it: compaction starts a new one) a memory is shown in full once (`Seen`).
-`PromptAsk` is the question itself, the same on every path: asked of the daemon over its socket
-(`to_request`) or of `ContextService` in the hook's own process. Light: the prompt hook imports
-this on every prompt.
+`PromptAsk` is the question itself, the same wherever `ContextService` runs: in the daemon, the
+MCP server or the hook's own process. Light: a hook's own process imports this on a prompt
+no daemon answers.
 """
 
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
@@ -86,17 +86,6 @@ class PromptAsk(NamedTuple):
     limit: int
     min_score: float
     at_least: int = 0  # the best this many whatever their score: pointers by rank
-
-    def to_request(self) -> dict[str, Any]:
-        """As the daemon's socket takes it (daemon/query_client.py)."""
-        return {
-            "op": "search",
-            "query": self.query,
-            "limit": self.limit,
-            "min_score": self.min_score,
-            "at_least": self.at_least,
-            "with_body": True,
-        }
 
 
 def render_prompt_context(selection: Selection, *, tools: bool = True) -> str:

@@ -148,8 +148,8 @@ def missing_anchor(memory: Memory, root: Path) -> str:
 
 
 def hit_note(hit: SearchHit) -> Note:
-    """A search hit as a Note: the same values the daemon's JSON reply gives
-    (`note_from_json(hit.to_json(with_body=True))`), without the round trip."""
+    """A search hit as a Note: what a prompt's selection reads of it (its subject as shown,
+    its score to 4 places, its life and dispute)."""
     memory = hit.memory
     return Note(
         id=memory.id,

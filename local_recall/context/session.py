@@ -9,15 +9,14 @@ details on demand (progressive disclosure). Before it come the last session summ
   after /compact; after /clear the session id is new, so the newest summary of the branch —
   then the other recent ones.
 
-`SessionAsk` is the question, `SessionNotes` the answer, the same on every path: over the
-daemon's socket (`to_request` / `from_request`, `to_reply` / `from_reply`) or from
-`ContextService` in the hook's own process.
+`SessionAsk` is the question, `SessionNotes` the answer, the same wherever `ContextService`
+runs: in the daemon, the MCP server or the hook's own process.
 """
 
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
 # ForwardRefs, compiling each one at import (~0.25 ms a field) on every session start.
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from local_recall.context.duplicates import FactWords, fact_words, same_words
@@ -30,13 +29,10 @@ from local_recall.context.notes import (
     SummaryNote,
     char_budget,
     defang_wrapper,
-    notes_from_json,
     one_line,
-    summaries_from_json,
     wrap,
     wrapped_size,
 )
-from local_recall.errors import InvalidInput
 
 # The session index never needs more candidates than fit in MAX_CONTEXT_CHARS.
 SESSION_CANDIDATES = 300
@@ -60,37 +56,6 @@ class SessionAsk(NamedTuple):
     session_id: str = ""
     branch: str | None = None
 
-    def to_request(self) -> dict[str, Any]:
-        """As the daemon's socket takes it (daemon/query_client.py)."""
-        return {
-            "op": "index_summary",
-            "source": self.source,
-            "limit": self.limit,
-            "summaries": self.summaries,
-            "session_id": self.session_id,
-            "branch": self.branch,
-        }
-
-    @classmethod
-    def from_request(cls, request: Mapping[str, Any]) -> "SessionAsk":
-        """The daemon's side: fields of the wrong type count as absent (an older hook sends
-        fewer); a bad `limit` raises InvalidInput."""
-        limit = request.get("limit", SESSION_CANDIDATES)
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            raise InvalidInput("index_summary: 'limit' must be a positive integer")
-        source, count, session, branch = (
-            request.get(k) for k in ("source", "summaries", "session_id", "branch")
-        )
-        if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
-            count = 0
-        return cls(
-            source=source if isinstance(source, str) else "startup",
-            limit=min(limit, 10 * SESSION_CANDIDATES),
-            summaries=min(count, MAX_SUMMARIES),
-            session_id=session if isinstance(session, str) else "",
-            branch=branch if isinstance(branch, str) else None,
-        )
-
 
 class SessionNotes(NamedTuple):
     """The answer: how many memories the repository holds, the best `notes` for the index
@@ -100,28 +65,6 @@ class SessionNotes(NamedTuple):
     notes: list[Note]
     summaries: list[SummaryNote]
     health: str = ""  # one line when extraction has been failing a while (capture/health.py)
-
-    def to_reply(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "total": self.total,
-            "notes": [n.to_json() for n in self.notes],
-            "summaries": [n.to_json() for n in self.summaries],
-            "health": self.health,
-        }
-
-    @classmethod
-    def from_reply(cls, reply: Mapping[str, Any]) -> "SessionNotes":
-        """The hook's side: malformed entries are dropped, never fatal."""
-        notes = notes_from_json(reply.get("notes"))
-        total = reply.get("total")
-        health = reply.get("health")
-        return cls(
-            total if isinstance(total, int) else len(notes),
-            notes,
-            summaries_from_json(reply.get("summaries")),
-            health[:MAX_HEALTH_CHARS] if isinstance(health, str) else "",
-        )
 
 
 # --- the index of what exists --------------------------------------------------------------

@@ -247,14 +247,22 @@ class StopResult:
     stopped: bool
 
 
-def stop_daemon(layout: Layout, *, wait_seconds: float = 30.0) -> StopResult:
-    """SIGTERM the daemon; it finishes its current item, then exits. Waits for the lock."""
+def ask_to_stop(layout: Layout) -> int | None:
+    """SIGTERM the daemon holding this repository's lock, without waiting; its pid, or None
+    when none runs (0: one is starting, not signalled). It finishes its current item, then
+    exits. Raises PermissionError for another user's daemon."""
     pid = lock_holder(layout)
-    if pid is None:
-        return StopResult(None, was_running=False, stopped=True)
-    if pid > 0:
+    if pid:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
+    return pid
+
+
+def stop_daemon(layout: Layout, *, wait_seconds: float = 30.0) -> StopResult:
+    """SIGTERM the daemon; it finishes its current item, then exits. Waits for the lock."""
+    pid = ask_to_stop(layout)
+    if pid is None:
+        return StopResult(None, was_running=False, stopped=True)
     deadline = time.monotonic() + wait_seconds
     while time.monotonic() < deadline:
         if lock_holder(layout) is None:

@@ -5,7 +5,8 @@ renders the text (context/hook_answers.py, the code every other path runs). The 
 then only shows the text and appends the record's line (`shown`): a prompt costs it json and a
 socket, not the context modules (hooks/answers.py).
 
-    {"op": "answer", "kind": "prompt", "agent", "prompt", "session_id", "prompt_id", "hook_env"}
+    {"op": "answer", "kind": "prompt", "agent", "prompt", "session_id", "prompt_id", "hook_env",
+     "tools": true when the asker's agent can open a pointer with an MCP tool (the MCP server)}
         -> {"ok": true, "text": "..." | "", "shown": "<the session record's line>" | null,
             "session_key": "<its file's name: learning/shown.py>" | null}
     {"op": "answer", "kind": "session_start", "agent", "source", "session_id", "hook_env",
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from local_recall.context.hook_answers import (
+    NOTHING,
     prompt_answer,
     session_ask,
     session_start_answer,
@@ -80,8 +82,10 @@ def answer_reply(
         lambda level, message: logger.log(logging.getLevelName(level), message),
         session_id=session_id,
         prompt_id=_text(request, "prompt_id", MAX_ID_CHARS),
-        tools=tools_ready(agent, server=False),  # a command hook asked
+        tools=tools_ready(agent, server=request.get("tools") is True),
     )
+    if answer is None:  # the daemon's own search never declines; kept total for the type
+        answer = NOTHING
     if answer.shown is None:
         return {"ok": True, "text": answer.text, "shown": None, "session_key": None}
     key = session_key(session_id)

@@ -4,17 +4,15 @@ The prompt hook imports this on every prompt, so it stays light. Protocol (one r
 one reply per line, UTF-8 JSON objects):
 
     {"op": "ping"}                                   -> {"ok": true, "pid", "version", "root"}
-    {"op": "search", "query", "limit", "scope", "min_score", "with_body"}
-                                                     -> {"ok": true, "hits": [...], "degraded"}
-    {"op": "index_summary", "source", "limit"}       -> {"ok": true, "total", "notes": [...]}
     {"op": "answer", "kind": "prompt" | "session_start", ...}
                                                      -> {"ok": true, "text", "shown"}: a hook's
                                                         whole answer (daemon/hook_requests.py)
     {"op": "transcript_done", "path"}                -> {"ok": true, "queued": true}
     {"op": "ui"}                                     -> {"ok": true, "url", "base", "token"}
                                                         (daemon/ui.py)
-    {"op": "cli_search" | "cli_list", ...}           -> a warm `local-recall search` / `list`
-                                                        (daemon/cli_queries.py)
+    {"op": "cli_search" | "cli_why" | "cli_list", ...}
+                                                     -> a warm `local-recall search` / `why` /
+                                                        `list` (daemon/cli_queries.py)
     anything wrong                                   -> {"ok": false, "error": "..."}
 
 The socket lives outside the repository because sun_path holds 108 bytes: in

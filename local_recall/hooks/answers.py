@@ -1,6 +1,7 @@
-"""What a hook answers, for any agent: the daemon's whole answer, over its socket, or — when no
-daemon answers — the same answer computed in this process (context/hook_answers.py over the
-`ContextService` of context/service.py).
+"""What a hook answers, for any agent, by one path: the daemon's whole answer over its socket
+(op `answer`: daemon/hook_requests.py), or — when no daemon answers — the same answer computed
+in this process (context/hook_answers.py over the `ContextService` of context/service.py). A
+long-lived process (the MCP server's prompt tool) decides with its own warm search first.
 
     run = HookRun("claude_code", "UserPromptSubmit", root, environ, read_hook_settings(...))
     text = answer_prompt_command(run, prompt)   # "" or one <local-recall-context> block
@@ -8,8 +9,10 @@ daemon answers — the same answer computed in this process (context/hook_answer
 Light on the warm path: json, socket and a few small modules. The daemon searches, picks the
 tiers, reads the session's record and renders the text; this process only shows it and
 appends the record's line. The library (`Recall`, the model, the context modules) is only
-imported when no daemon answers. Errors propagate: the agent's adapter catches everything,
-logs it and exits 0 (fail open).
+imported when no daemon answers. A daemon that does not know the `answer` op (started by an
+older version) is asked to stop, and this process answers: the next prompt starts this
+version's. Errors propagate: the agent's adapter catches everything, logs it and exits 0
+(fail open).
 """
 
 # No `from __future__ import annotations` here: NamedTuple turns string annotations into
@@ -17,7 +20,7 @@ logs it and exits 0 (fail open).
 
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypeGuard
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
 from local_recall.context.envelope import is_context
 from local_recall.context.hook_settings import HookSettings, hook_environment
@@ -25,6 +28,7 @@ from local_recall.daemon.query_client import Reply, ask, daemon_sockets
 from local_recall.repo.layout import Layout, resolve_layout
 
 if TYPE_CHECKING:
+    from local_recall.context.hook_answers import FindNotes, PromptAnswer
     from local_recall.context.notes import Note
     from local_recall.context.prompt import PromptAsk
     from local_recall.context.service import ContextService
@@ -70,6 +74,9 @@ class HookRun(NamedTuple):
 # ContextService for that one prompt (context_in_process); a long-lived one (the MCP server's
 # prompt tool) keeps a warm one.
 InProcess = Callable[[HookRun, "PromptAsk"], "list[Note]"]
+# Where two handlers may answer one prompt (claude_code/hooks/handoff.py): whether this one
+# won it. The loser shows nothing and records nothing.
+Claim = Callable[[], bool]
 
 
 def answer_prompt_command(
@@ -78,14 +85,36 @@ def answer_prompt_command(
     *,
     session_id: str = "",
     prompt_id: str = "",
-    claim: Callable[[], bool] | None = None,
+    claim: Claim | None = None,
 ) -> str:
-    """A hook process's answer to `prompt` (answer_prompt's): one request, the daemon's whole
-    answer (`answer` op: daemon/hook_requests.py), shown here and recorded for the session.
-    No daemon: answered in this process; a daemon older than that op: its search, tiered
-    here."""
+    """A hook process's answer to `prompt`: the daemon's, else its own (answer_prompt)."""
+    return answer_prompt(run, prompt, session_id=session_id, prompt_id=prompt_id, claim=claim)
+
+
+def answer_prompt(
+    run: HookRun,
+    prompt: str,
+    in_process: InProcess | None = None,
+    *,
+    session_id: str = "",
+    prompt_id: str = "",
+    claim: Claim | None = None,
+    warm: "FindNotes | None" = None,
+) -> str:
+    """The memories that bear on `prompt`, within the prompt budget; "" for none. Sure ones in
+    full, the best others as pointers by rank, and (given `session_id`) none this session
+    already saw: what each prompt was shown goes to the session's record
+    (context/seen_log.py). `warm`: a long-lived process's own warm search (the MCP server's),
+    which decides here before any daemon is asked; None from it: not ready, the daemon
+    answers. `in_process`: how this process searches when no daemon answers (default: a
+    ContextService for this one prompt). `claim`: see `Claim`."""
     if run.settings.prompt_tokens <= 0 or not prompt.strip():
         return ""
+    server = warm is not None  # an MCP server asks: its tools can open a pointer
+    if warm is not None:
+        decided = _decide_here(run, prompt, warm, session_id, prompt_id, tools=True)
+        if decided is not None:
+            return _shown(run, decided.text, _record(decided, session_id), claim)
     request = {
         "op": "answer",
         "kind": "prompt",
@@ -94,13 +123,31 @@ def answer_prompt_command(
         "session_id": session_id,
         "prompt_id": prompt_id,
         "hook_env": hook_environment(run.environ),
+        "tools": server,
     }
     reply = ask(run.sockets, request, run.ask_timeout, root=run.root)
-    if reply is None or _unknown_op(reply):
-        daemon = reply is not None  # an older daemon still searches; none: this process does
-        return answer_prompt(
-            run, prompt, session_id=session_id, prompt_id=prompt_id, claim=claim, daemon=daemon
-        )
+    if reply is not None and not _unknown_op(reply):
+        return _daemons_answer(run, reply, session_id, claim)
+    if reply is None:
+        run.report("INFO", "no daemon answered; searching in-process")
+    _no_answer_from_daemon(run, reply)
+
+    def search(wanted: "PromptAsk") -> "list[Note]":
+        if in_process is None:
+            return context_in_process(run).prompt_notes(wanted)
+        return in_process(run, wanted)
+
+    from local_recall.context.hook_answers import tools_ready
+
+    tools = tools_ready(run.agent, server=server)
+    decided = _decide_here(run, prompt, search, session_id, prompt_id, tools=tools)
+    if decided is None:
+        return ""
+    return _shown(run, decided.text, _record(decided, session_id), claim)
+
+
+def _daemons_answer(run: HookRun, reply: Reply, session_id: str, claim: Claim | None) -> str:
+    """The daemon's reply to an `answer` request, shown and recorded here."""
     if reply.get("ok") is not True:
         run.report("WARNING", f"daemon answer failed: {reply.get('error')}")
         return ""
@@ -109,6 +156,59 @@ def answer_prompt_command(
         return ""
     record = (key, shown) if isinstance(key, str) and isinstance(shown, str) else None
     return _shown(run, text, record if session_id else None, claim)
+
+
+def _decide_here(
+    run: HookRun,
+    prompt: str,
+    find: "FindNotes",
+    session_id: str,
+    prompt_id: str,
+    *,
+    tools: bool,
+) -> "PromptAnswer | None":
+    """The answer decided in this process over `find`'s notes; None: `find` could not search."""
+    from local_recall.context.hook_answers import prompt_answer
+
+    return prompt_answer(
+        prompt,
+        run.settings,
+        run.layout,
+        find,
+        run.report,
+        session_id=session_id,
+        prompt_id=prompt_id,
+        tools=tools,
+    )
+
+
+def _record(answer: "PromptAnswer", session_id: str) -> tuple[str, str] | None:
+    """The session record's (file key, line) for what `answer` shows; None: nothing to record."""
+    if answer.shown is None or not session_id:
+        return None
+    from local_recall.learning.shown import session_key
+
+    return session_key(session_id), answer.shown.to_line()
+
+
+def _no_answer_from_daemon(run: HookRun, reply: Reply | None) -> None:
+    """No daemon answered (`reply` None): start one for the next prompts. One that does not
+    know the `answer` op: ask it to stop, so that the next prompt starts this version's."""
+    if reply is None:
+        _start_daemon(run)
+        return
+    from local_recall.daemon.control import ask_to_stop
+
+    try:
+        pid: int | None = ask_to_stop(run.layout)
+    except OSError as exc:  # another user's daemon: it stays, this process answers
+        run.report("WARNING", f"an older daemon could not be stopped: {exc}")
+        return
+    run.report(
+        "INFO",
+        f"the daemon (pid {pid}) predates this version's `answer` op: asked it to stop; "
+        "answering in-process",
+    )
 
 
 def _is_block(text: object, run: HookRun) -> TypeGuard[str]:
@@ -122,69 +222,7 @@ def _is_block(text: object, run: HookRun) -> TypeGuard[str]:
     return False
 
 
-def answer_prompt(
-    run: HookRun,
-    prompt: str,
-    in_process: InProcess | None = None,
-    *,
-    session_id: str = "",
-    prompt_id: str = "",
-    claim: Callable[[], bool] | None = None,
-    warm: "Callable[[PromptAsk], list[Note] | None] | None" = None,
-    daemon: bool = True,
-) -> str:
-    """The memories that bear on `prompt`, within the prompt budget; "" for none. Sure ones in
-    full, the best others as pointers by rank, and (given `session_id`) none this session
-    already saw: what each prompt was shown goes to the session's record
-    (context/seen_log.py). `claim`:
-    where two handlers may answer one prompt, the one whose claim fails answers "" and records
-    nothing (the record is the winner's). `warm`: a long-lived process's own warm search (the
-    MCP server's), asked before the daemon; None from it: not ready, the daemon answers.
-    `daemon` False: none is asked (the caller knows there is none)."""
-    from local_recall.context.hook_answers import prompt_answer, tools_ready
-
-    def find(wanted: "PromptAsk") -> "list[Note] | None":
-        answered = None if warm is None else warm(wanted)
-        if answered is not None:
-            return answered
-        reply = None
-        if daemon:
-            reply = ask(run.sockets, wanted.to_request(), run.ask_timeout, root=run.root)
-        if reply is None:
-            run.report("INFO", "no daemon answered; searching in-process")
-            _start_daemon(run)  # so that the next prompt finds one
-            if in_process is None:
-                return context_in_process(run).prompt_notes(wanted)
-            return in_process(run, wanted)
-        if reply.get("ok") is not True:
-            run.report("WARNING", f"daemon search failed: {reply.get('error')}")
-            return None
-        from local_recall.context.notes import notes_from_json
-
-        return notes_from_json(reply.get("hits"))
-
-    settings, layout = run.settings, run.layout
-    answer = prompt_answer(
-        prompt,
-        settings,
-        layout,
-        find,
-        run.report,
-        session_id=session_id,
-        prompt_id=prompt_id,
-        tools=tools_ready(run.agent, server=warm is not None),
-    )
-    record = None
-    if answer.shown is not None and session_id:
-        from local_recall.learning.shown import session_key
-
-        record = (session_key(session_id), answer.shown.to_line())
-    return _shown(run, answer.text, record, claim)
-
-
-def _shown(
-    run: HookRun, text: str, record: tuple[str, str] | None, claim: Callable[[], bool] | None
-) -> str:
+def _shown(run: HookRun, text: str, record: tuple[str, str] | None, claim: Claim | None) -> str:
     """`text`, once this handler has the prompt's claim; `record` (the session's key, the line)
     appended to the session's record."""
     if not text or (claim is not None and not claim()):
@@ -205,13 +243,12 @@ def _unknown_op(reply: Reply) -> bool:
 def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
     """The last session summaries of the branch, then an index of the memories; "" for none.
     `source`: startup, resume, clear or compact (context/session.py). The daemon's whole
-    answer (`answer` op), else the same in this process; a daemon older than that op lists
-    and this process renders."""
+    answer (`answer` op), else the same in this process."""
     from local_recall.daemon.session_env import claude_environment
 
     if source == "compact" and session_id:
         _open_span(run, session_id)
-    request = {
+    request: dict[str, Any] = {
         "op": "answer",
         "kind": "session_start",
         "agent": run.agent,
@@ -228,26 +265,16 @@ def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
     if reply is not None and not _unknown_op(reply):
         run.report("WARNING", f"daemon answer failed: {reply.get('error')}")
         return ""
-    from local_recall.context.hook_answers import session_ask, session_start_answer
-    from local_recall.context.session import SessionNotes
-
+    _no_answer_from_daemon(run, reply)
     settings = run.settings
+    if settings.session_start_tokens <= 0:
+        return ""
+    from local_recall.context.hook_answers import session_ask, session_start_answer
+
     wanted = session_ask(settings, source, session_id, run.root)
-    if reply is not None:  # an older daemon: its index_summary
-        older = {**wanted.to_request(), "env": request["env"]}
-        reply = ask(run.sockets, older, timeout, root=run.root)
-        if reply is not None and reply.get("ok") is not True:
-            run.report("WARNING", f"daemon index_summary failed: {reply.get('error')}")
-            return ""
-    if reply is None:
-        _start_daemon(run)  # for the next prompts; never waited for
-        if settings.session_start_tokens <= 0:
-            return ""
-        shown = settings.summaries_count if settings.summaries_tokens > 0 else 0
-        listed = context_in_process(run, prompts=False)
-        found = listed.session_notes(wanted._replace(summaries=shown))
-    else:
-        found = SessionNotes.from_reply(reply)
+    shown = settings.summaries_count if settings.summaries_tokens > 0 else 0
+    listed = context_in_process(run, prompts=False)
+    found = listed.session_notes(wanted._replace(summaries=shown))
     return session_start_answer(settings, wanted, found)
 
 

@@ -36,7 +36,7 @@ from local_recall.capture.summary_plan import (
 )
 from local_recall.capture.transcripts.model import ToolCall, Turn
 from local_recall.capture.transcripts.project_dirs import encode_project_dir
-from local_recall.context.notes import SummaryNote, summary_note_from_json
+from local_recall.context.notes import SummaryNote
 from local_recall.context.session import pick_summaries, render_summaries
 from local_recall.errors import InvalidInput
 from local_recall.recall import Recall
@@ -217,12 +217,6 @@ def test_a_summary_cannot_close_the_wrapper() -> None:
     text = render_summaries([evil], source="startup", branch=None, budget_tokens=500,
                             max_chars=4500)  # fmt: skip
     assert text.count("</local-recall-context>") == 1 and text.endswith("</local-recall-context>")
-
-
-def test_malformed_summary_json_is_dropped() -> None:
-    assert summary_note_from_json({"id": "a", "subject": "s", "body": ""}) is None
-    assert summary_note_from_json({"id": "a", "subject": "s", "body": "b", "branch": 3}) is None
-    assert summary_note_from_json(NEW.to_json()) == NEW
 
 
 # --- git facts without git --------------------------------------------------------------------

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from local_recall.claude_code.hooks.payload import (
 )
 from local_recall.context.envelope import CLOSE_TAG, OPEN_TAG
 from local_recall.context.hook_settings import ENVIRONMENT_NAMES
+from local_recall.daemon.control import LOCK_NAME
 from local_recall.daemon.query_client import POINTER_NAME, socket_paths
 from local_recall.daemon.session_env import is_claude_variable
 from local_recall.learning.usage_log import read_shown
@@ -71,12 +73,11 @@ def test_prompt_hook_injects_the_daemons_hits(repo: Path, stand_in: StandIn) -> 
     assert all(k.startswith("LOCAL_RECALL_") or k in ENVIRONMENT_NAMES for k in answer["hook_env"])
     (request,) = stand_in.requests  # the search it ran
     assert request == {
-        "op": "search",
+        "kind": "prompt",
         "query": "how do we dedupe saves?",
         "limit": 10,
         "min_score": 0.5,  # full text from 0.5; pointers by rank from the best three, any score
         "at_least": 3,
-        "with_body": True,
     }
     assert "searching in-process" not in log_text(repo)
 
@@ -120,21 +121,6 @@ def test_a_daemons_text_that_is_not_context_blocks_is_not_shown(
     start = {"session_id": "s", "cwd": str(repo), "source": "startup"}
     started = run_hook("session-start", json.dumps(start).encode(), repo)
     assert started.context() == blocks
-
-
-def test_a_daemon_from_before_the_answer_op_still_answers(repo: Path, stand_in: StandIn) -> None:
-    stand_in.knows_answer = False  # replies "unknown op" as an older version's daemon does
-    ran = run_hook("user-prompt-submit", prompt_input("dedupe saves?", repo, "s1"), repo)
-    assert_clean(ran)
-    assert str(HIT["body"]) in ran.context()
-    again = run_hook("user-prompt-submit", prompt_input("dedupe saves?", repo, "s1"), repo)
-    assert str(HIT["body"]) not in again.context()  # recorded here: a pointer the second time
-    start = {"session_id": "s", "cwd": str(repo), "source": "startup"}
-    started = run_hook("session-start", json.dumps(start).encode(), repo)
-    assert f"- 2025-03-01 {MEMORY_ID} Use filelock" in started.context()
-    ops = [request["op"] for request in stand_in.requests]
-    assert ops == ["answer", "search", "answer", "search", "answer", "index_summary"]
-    assert "searching in-process" not in log_text(repo)
 
 
 def test_without_the_pointer_file_the_hook_finds_the_daemon_by_its_hashed_path(
@@ -273,7 +259,7 @@ def test_session_start_lists_the_index(repo: Path, stand_in: StandIn) -> None:
     assert f"- 2025-03-01 {MEMORY_ID} Use filelock for cross-process dedup" in context
     assert "1 of 7 listed (6 more: search them)." in context
     assert "get_memories" in context
-    assert stand_in.requests[0]["op"] == "index_summary"
+    assert stand_in.requests[0]["kind"] == "session_start"
     assert stand_in.requests[0]["source"] == "resume"
 
 
@@ -547,6 +533,47 @@ def test_without_a_daemon_the_prompt_hook_searches_in_process(repo: Path) -> Non
     assert_clean(ran)
     assert "two sessions may save the same memory" in ran.context()
     assert "searching in-process" in log_text(repo)
+
+
+@pytest.mark.slow
+def test_a_daemon_from_before_the_answer_op_is_asked_to_stop(repo: Path, stand_in: StandIn) -> None:
+    """One answer path whatever version runs: a daemon that does not know `answer` is sent
+    SIGTERM (as `daemon stop` does) and the hook answers in its own process."""
+    add_memories(repo)
+    stand_in.knows_answer = False  # replies "unknown op" as an older version's daemon does
+    older = hold_daemon_lock(repo)
+    try:
+        ask = prompt_input("how do we dedupe memory saves?", repo, "s1")
+        ran = run_hook("user-prompt-submit", ask, repo, env=hook_env(repo, PATIENT), timeout=150)
+        assert_clean(ran)
+        assert "two sessions may save the same memory" in ran.context()  # answered here
+        assert older.wait(timeout=60) == -signal.SIGTERM
+    finally:
+        older.kill()
+        older.wait()
+    assert read_shown(repo / "local-recall" / "state", "s1")[0].full  # recorded here too
+    start = json.dumps({"session_id": "s", "cwd": str(repo), "source": "startup"}).encode()
+    started = run_hook("session-start", start, repo, env=hook_env(repo, PATIENT), timeout=150)
+    assert "Release checklist" in started.context()
+    assert [request["op"] for request in stand_in.requests] == ["answer", "answer"]
+    assert "predates this version's `answer` op: asked it to stop" in log_text(repo)
+
+
+def hold_daemon_lock(repo: Path) -> subprocess.Popen[bytes]:
+    """A process holding the repository's daemon lock as a daemon does (flock, its pid)."""
+    lock = repo / "local-recall" / "state" / LOCK_NAME
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    script = (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "os.ftruncate(fd, 0); os.write(fd, f'{os.getpid()}\\n'.encode())\n"
+        "print('held', flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+    return holder
 
 
 @pytest.mark.slow

@@ -12,8 +12,6 @@ from local_recall.context.notes import (
     POINTER_GUIDE,
     Note,
     char_budget,
-    note_from_json,
-    notes_from_json,
 )
 from local_recall.context.prompt import fill_budget, prompt_context, prompt_query
 from local_recall.context.service import memory_note, newest_first
@@ -209,46 +207,7 @@ def test_a_long_subject_is_skipped_and_shorter_ones_still_listed() -> None:
     assert B in text and A not in text
 
 
-# --- JSON in, prompt as query ------------------------------------------------------------------
-
-
-def test_note_from_search_hit_json() -> None:
-    data = {
-        "id": A,
-        "subject": "s",
-        "score": 0.75,
-        "applies_to": "area:db",
-        "occurred_at": "2025-03-01T00:00:00Z",
-        "snippet": "snip",
-        "tokens": 9,
-    }
-    assert note_from_json(data) == Note(A, "s", "2025-03-01T00:00:00Z", "area:db", 0.75, "snip")
-    assert note_from_json({**data, "body": "full"}) == Note(
-        A, "s", "2025-03-01T00:00:00Z", "area:db", 0.75, "full"
-    )
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [None, 3, "x", [], {"id": 1, "subject": "s"}, {"id": A}, {"id": "", "subject": "s"}],
-)
-def test_malformed_hits_are_dropped(bad: object) -> None:
-    assert note_from_json(bad) is None
-
-
-def test_wrong_typed_fields_fall_back_to_defaults() -> None:
-    data = {
-        "id": A,
-        "subject": "s",
-        "score": "high",
-        "applies_to": 5,
-        "occurred_at": None,
-        "body": ["x"],
-        "snippet": None,
-    }
-    assert note_from_json(data) == Note(A, "s", "", "global", 0.0, "")
-    assert notes_from_json({"not": "a list"}) == []
-    assert notes_from_json([data, 7]) == [Note(A, "s", "", "global", 0.0, "")]
+# --- the prompt as query ------------------------------------------------------------------------
 
 
 def test_prompt_query() -> None:

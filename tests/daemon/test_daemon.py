@@ -164,7 +164,8 @@ def test_status_of_a_repo_that_never_ran_a_daemon(tmp_path: Path) -> None:
 
 
 def search(repo: Path, query: str, env: dict[str, str]) -> list[dict[str, Any]]:
-    reply = ask(socket_paths(repo.resolve(), env), {"op": "search", "query": query}, 5.0)
+    """A warm `local-recall search` (op `cli_search`) of the running daemon."""
+    reply = ask(socket_paths(repo.resolve(), env), {"op": "cli_search", "query": query}, 5.0)
     assert reply is not None and reply["ok"], reply
     return list(reply["hits"])
 

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from local_recall.context.hook_settings import checked_hook_environment, hook_environment
-from local_recall.context.notes import Note, notes_from_json
+from local_recall.context.notes import Note
 from local_recall.context.prompt import PromptAsk
 from local_recall.context.session import SessionAsk, SessionNotes
 from local_recall.daemon.hook_requests import answer_reply
 from local_recall.daemon.session_env import session_environment
 from local_recall.errors import InvalidInput
 from local_recall.learning.shown import parse_lines, session_key
-from tests.hook_runs import HIT, MEMORY_ID, NOTE
+from tests.hook_runs import HIT, MEMORY_ID, NOTE, note_of
 
 
 class Searches:
@@ -26,11 +26,11 @@ class Searches:
 
     def prompt(self, ask: PromptAsk) -> list[Note]:
         self.asked.append(ask)
-        return notes_from_json([HIT])
+        return [note_of(HIT)]
 
     def session(self, ask: SessionAsk) -> SessionNotes:
         self.asked.append(ask)
-        return SessionNotes.from_reply({"ok": True, "total": 7, "notes": [NOTE]})
+        return SessionNotes(7, [note_of(NOTE)], [])
 
 
 def answer(repo: Path, searches: Searches, **request: Any) -> dict[str, Any]:
@@ -81,6 +81,17 @@ def test_the_hooks_environment_decides_the_settings_not_the_daemons(repo: Path) 
     }
     answer(repo, searches, prompt="how do we dedupe saves?", hook_env=strict)
     assert searches.asked[-1].min_score == 0.95
+
+
+def test_a_pointer_block_names_the_cli_unless_the_asker_has_the_mcp_tools(repo: Path) -> None:
+    strict = {"LOCAL_RECALL_HOOKS_PROMPT_MIN_SCORE": "0.95"}  # the hit becomes a pointer
+    asked = {"prompt": "how do we dedupe saves?", "hook_env": strict}
+    command = answer(repo, Searches(), agent="claude_code", **asked)["text"]
+    server = answer(repo, Searches(), agent="claude_code", tools=True, **asked)["text"]
+    assert f"- {MEMORY_ID[:8]} " in command and f"- {MEMORY_ID[:8]} " in server
+    # Claude Code's command hook answers before the MCP server connects: no tool to open it
+    assert "`local-recall show ID`" in command and "`local-recall show ID`" not in server
+    assert answer(repo, Searches(), agent="claude_code", tools="yes", **asked)["text"] == command
 
 
 def test_chit_chat_is_answered_with_nothing_and_no_search(repo: Path) -> None:

@@ -62,7 +62,12 @@ def test_a_pointer_to_another_roots_daemon_is_passed_over_for_this_roots_own(
         state = tmp_path / "state"
         state.mkdir()
         (state / POINTER_NAME).write_text(f"{servers[1].path}\n")  # committed by the clone
-        request = {"op": "search", "query": "deploys", "env": {"ANTHROPIC_API_KEY": "sk-x"}}
+        request = {
+            "op": "answer",
+            "kind": "prompt",
+            "prompt": "deploys",
+            "env": {"ANTHROPIC_API_KEY": "sk-x"},
+        }
         reply = ask(daemon_sockets(mine, state, env), request, 5.0, root=mine)
         assert reply == {"ok": True, "served_by": str(mine)}
         assert theirs.requests == [{"op": "ping"}]  # the query and its environment stayed here

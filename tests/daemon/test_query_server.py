@@ -17,11 +17,8 @@ import pytest
 
 from local_recall.daemon.query_client import ask, socket_paths
 from local_recall.daemon.query_server import QueryServer, prepare_socket_dir
-from local_recall.daemon.query_service import parse_search_request
 from local_recall.errors import InvalidInput, StorageError
 from local_recall.repo.files import is_private_dir
-from local_recall.search.limits import MAX_QUERY_CHARS
-from local_recall.search.query import SearchQuery
 
 
 @pytest.fixture
@@ -226,35 +223,6 @@ def test_socket_paths_are_short_private_and_per_repo() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    "request_",
-    [
-        {"op": "search"},
-        {"op": "search", "query": "  "},
-        {"op": "search", "query": 5},
-        {"op": "search", "query": "q", "limit": 0},
-        {"op": "search", "query": "q", "limit": True},
-        {"op": "search", "query": "q", "limit": "3"},
-        {"op": "search", "query": "q", "scope": 1},
-        {"op": "search", "query": "q", "min_score": "0.5"},
-    ],
-)
-def test_bad_search_requests_are_invalid_input(request_: dict[str, Any]) -> None:
-    with pytest.raises(InvalidInput):
-        parse_search_request(request_)
-
-
-def test_search_request_defaults_and_query_cap() -> None:
-    parsed = parse_search_request({"op": "search", "query": "q" * 20_000, "min_score": 1})
-    assert len(parsed.query) == MAX_QUERY_CHARS
-    assert (parsed.limit, parsed.scope, parsed.min_score, parsed.with_body) == (
-        None,
-        None,
-        1.0,
-        False,
-    )
-
-
 def test_query_service_answers_from_the_library(repo: Path) -> None:
     from local_recall.daemon.query_service import QueryService
     from local_recall.recall import Recall
@@ -273,41 +241,41 @@ def test_query_service_answers_from_the_library(repo: Path) -> None:
         on_query=lambda: queries.append(1),
     )
     assert service.handle({"op": "ping"}) == {"ok": True, "pid": 1}
-    found = service.handle({"op": "search", "query": "parser BOMs", "with_body": True})
-    assert found["ok"] and found["hits"][0]["id"] == scoped.id
-    assert found["hits"][0]["body"] == "The parser drops BOMs."  # carried by the hit
-    # never indexed and sync=False: answered from the files, and the reply says so
-    assert "index unavailable" in found["degraded"]
-    assert "body" not in service.handle({"op": "search", "query": "parser"})["hits"][0]
-    summary = service.handle({"op": "index_summary", "source": "startup"})
-    assert summary["ok"] and summary["total"] == 2
-    assert [n["id"] for n in summary["notes"]] == [general.id, scoped.id]  # global first
-    assert summary["notes"][1]["applies_to"] == "file:src/parser.py"
+    # a hook's whole answer, decided with the hook's settings (none set here: the defaults)
+    found = service.handle(answer_request("prompt", prompt="does the parser drop BOMs?"))
+    assert found["ok"] and scoped.id[:8] in found["text"]
+    assert found["shown"] is None and found["session_key"] is None  # no session: no record
+    started = service.handle(answer_request("session_start", source="startup"))
+    assert started["ok"] and general.id in started["text"] and scoped.id in started["text"]
+    assert started["text"].index(general.id) < started["text"].index(scoped.id)  # global first
     assert service.handle({"op": "transcript_done", "path": "/t/s.jsonl"}) == {
         "ok": True,
         "queued": True,
     }
     assert service.handle({"op": "transcript_done"})["ok"]
     assert ended == ["/t/s.jsonl", ""]
-    assert queries == [1, 1, 1]
+    assert queries == [1, 1]
     for bad in (
         {"op": "nope"},
+        {"op": "search", "query": "an op that is no more"},
+        {"op": "index_summary", "source": "startup"},
         {"op": "transcript_done", "path": 3},
-        {"op": "index_summary", "limit": 0},
+        answer_request("prompt", prompt=5),
     ):
         with pytest.raises(InvalidInput):
             service.handle(bad)
 
 
-def test_a_hook_without_a_daemon_sees_what_the_daemon_replies(repo: Path) -> None:
-    """The hook's in-process ContextService and the daemon's reply give the same notes: hits
-    become notes directly, with the values the JSON round trip gives (flags included)."""
+def test_a_hook_without_a_daemon_answers_what_the_daemon_answers(repo: Path) -> None:
+    """The hook's in-process ContextService and the daemon's give the same answer: one code
+    path (context/hook_answers.py) over the same notes, the index or none."""
     from datetime import UTC, datetime
 
-    from local_recall.context.notes import notes_from_json
+    from local_recall.context.hook_answers import prompt_answer, session_ask, session_start_answer
+    from local_recall.context.hook_settings import read_hook_settings
     from local_recall.context.prompt import PromptAsk
-    from local_recall.context.service import ContextService, hit_note
-    from local_recall.context.session import SessionAsk, SessionNotes
+    from local_recall.context.service import ContextService
+    from local_recall.context.session import SessionAsk
     from local_recall.daemon.query_service import QueryService
     from local_recall.memory.drafts import make_draft
     from local_recall.memory.model import Provenance
@@ -319,6 +287,7 @@ def test_a_hook_without_a_daemon_sees_what_the_daemon_replies(repo: Path) -> Non
     recall.add("Parser quirk", "The parser drops BOMs.", scope="file:src/parser.py")
     recall.add("Parser speed", "The parser streams lines.", reviewed=False)
     recall.add("Parser errors", "The parser raises ParseError with the line number.")
+    recall.sync_index()
     first, second = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
     for session, when in ((first, 1), (second, 2)):
         recall.summaries.put(
@@ -337,25 +306,31 @@ def test_a_hook_without_a_daemon_sees_what_the_daemon_replies(repo: Path) -> Non
     in_process = ContextService(recall, use_index=False)
 
     ask = PromptAsk("parser", limit=10, min_score=0.0)
-    result = in_process.search(SearchQuery("parser", limit=10, min_score=0.0))
-    assert len(result.hits) == 3
-    assert [hit_note(h) for h in result.hits] == notes_from_json(
-        [h.to_json(with_body=True) for h in result.hits]
-    )
     unreviewed = [n for n in in_process.prompt_notes(ask) if n.unreviewed]
     assert [n.subject for n in unreviewed] == ["Parser speed"]
-    reply = daemon.handle(ask.to_request())
-    assert {n.id for n in notes_from_json(reply["hits"])} == {
-        n.id for n in in_process.prompt_notes(ask)
-    }
+    settings = read_hook_settings(recall.layout, {})
+    for prompt in ("does the parser drop BOMs?", "what does the parser raise on errors?"):
+        here = prompt_answer(
+            prompt, settings, recall.layout, in_process.prompt_notes, print, tools=False
+        )
+        assert here is not None and here.text
+        assert daemon.handle(answer_request("prompt", prompt=prompt))["text"] == here.text
 
     for source in ("startup", "resume", "compact", "clear"):
         session = SessionAsk(source, limit=2, summaries=5, session_id=first, branch="main")
         found = in_process.session_notes(session)
-        assert SessionNotes.from_reply(daemon.handle(session.to_request())) == found
         assert found.total == 3 and len(found.notes) == 2
         continued = source in ("compact", "clear")  # the session id given is continued
         assert found.summaries[0].id == (first if continued else second)
+        wanted = session_ask(settings, source, first, repo)
+        here_text = session_start_answer(settings, wanted, in_process.session_notes(wanted))
+        asked = answer_request("session_start", source=source, session_id=first)
+        assert here_text and daemon.handle(asked)["text"] == here_text
+
+
+def answer_request(kind: str, **fields: Any) -> dict[str, Any]:
+    """A hook's `answer` request (daemon/hook_requests.py) with no LOCAL_RECALL_* set."""
+    return {"op": "answer", "kind": kind, "agent": "claude_code", "hook_env": {}, **fields}
 
 
 def test_pointer_file_names_the_bound_socket_while_serving(sock_dir: Path, tmp_path: Path) -> None:

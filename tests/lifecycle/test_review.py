@@ -15,7 +15,7 @@ from local_recall.capture.provenance import chunk_files, memory_files
 from local_recall.capture.report import Tally
 from local_recall.capture.transcripts.model import ToolCall, Turn
 from local_recall.capture.writer import MemoryWriter
-from local_recall.context.notes import Note, note_from_json
+from local_recall.context.notes import Note
 from local_recall.context.prompt import hit_block
 from local_recall.context.session import index_line
 from local_recall.errors import InvalidMemoryFile, MemoryNotFound
@@ -425,13 +425,9 @@ def test_interactive_review_offers_merge_for_a_look_alike(repo: Path) -> None:
 
 
 def test_unreviewed_notes_are_marked() -> None:
-    note = note_from_json(
-        {"id": ID, "subject": "S", "occurred_at": "2026-03-01T00:00:00Z", "unreviewed": True}
-    )
-    assert note is not None and note.unreviewed
+    note = Note(ID, "S", "2026-03-01T00:00:00Z", unreviewed=True)
     assert "[unreviewed]" in hit_block(note) and "[unreviewed]" in index_line(note)
     assert "[unreviewed]" not in hit_block(Note(ID, "S", "2026-03-01T00:00:00Z"))
-    assert note_from_json({"id": ID, "subject": "S", "unreviewed": "yes"}).unreviewed is False  # type: ignore[union-attr]
 
 
 # --- the commit-time check ------------------------------------------------------------------

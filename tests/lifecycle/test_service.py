@@ -7,8 +7,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from local_recall.context.notes import Note, note_from_json
+from local_recall.context.notes import Note
 from local_recall.context.prompt import fill_budget, hit_block
+from local_recall.context.service import hit_note
 from local_recall.mcp_server.shapes import hit_row
 from local_recall.recall import Recall
 from local_recall.search.query import SearchQuery
@@ -117,8 +118,8 @@ def test_flags_reach_mcp_rows_and_hook_context(repo: Path) -> None:
     hit = recall.query(SearchQuery("module a thing"), sync=False, use_index=False).hits[0]
     row = hit_row(hit)
     assert row["stale"].startswith("a.py was deleted") and "branch" not in row
-    note = note_from_json(hit.to_json(with_body=True))
-    assert note is not None and note.stale == row["stale"]
+    note = hit_note(hit)
+    assert note.stale == row["stale"]
     assert "[stale: a.py was deleted" in hit_block(note)
 
 

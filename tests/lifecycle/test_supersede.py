@@ -35,7 +35,7 @@ from local_recall.capture.extraction.prompt import (
 from local_recall.capture.report import Tally
 from local_recall.capture.transcripts.project_dirs import encode_project_dir
 from local_recall.capture.writer import MemoryWriter
-from local_recall.context.notes import note_from_json
+from local_recall.context.service import memory_note
 from local_recall.errors import InvalidMemoryFile
 from local_recall.lifecycle import review
 from local_recall.mcp_server.shapes import hit_row, memory_row
@@ -244,10 +244,9 @@ def test_rows_and_notes_show_the_replacing_id(tmp_path: Path) -> None:
 
     marked = store.update(old, lambda m: replace(m, superseded_by=B, superseded_reason="why"))
     assert memory_row(marked)["superseded_by"] == B
-    note = note_from_json(marked.to_json())
-    assert note is not None and note.superseded_by == B
+    note = memory_note(marked)
+    assert note.superseded_by == B
     assert f"[superseded by: {B}]" in note.flags and note.order < 1.0
-    assert "superseded_by" in note.to_json()
 
 
 # ------------------------------------------------------------------------------------------

@@ -360,6 +360,8 @@ def test_mcp_search_with_the_org_flag(
 def test_pulled_copy_answers_the_hook_opt_in_without_the_store(
     tmp_path: Path, s3: S3Server, org_uri: str, minilm: Embedder
 ) -> None:
+    from local_recall.context.prompt import PromptAsk
+    from local_recall.context.service import ContextService
     from local_recall.daemon.query_service import QueryService
 
     alpha = make_repo(tmp_path / "alpha", "git@github.com:acme/alpha.git", ALPHA)
@@ -374,12 +376,14 @@ def test_pulled_copy_answers_the_hook_opt_in_without_the_store(
     assert recall.org.pull().datasets == 0  # nothing moved: nothing copied
     # the store goes away: the copy still answers, through the daemon's search (the hook's)
     offline = open_recall(gamma, {**env, "AWS_ENDPOINT_URL": "http://127.0.0.1:1"}, minilm)
+    lag = "how did we fix the consumer lag?"
+    notes = ContextService(offline).prompt_notes(PromptAsk(lag, limit=10, min_score=0.0))
+    assert {"github.com--acme--alpha", "github.com--acme--beta"} <= {n.repo for n in notes}
+    assert all(n.subject.startswith("[github.com--acme--") for n in notes if n.repo)
     service = QueryService(offline, on_transcript_done=lambda _: None, describe=dict)
-    reply = service.handle({"op": "search", "query": "how did we fix the consumer lag?"})
-    repos = {hit.get("repo") for hit in reply["hits"]}
-    assert {"github.com--acme--alpha", "github.com--acme--beta"} <= repos, reply
-    labelled = [hit["subject"] for hit in reply["hits"] if hit.get("repo")]
-    assert all(subject.startswith("[github.com--acme--") for subject in labelled)
+    asked = {"op": "answer", "kind": "prompt", "agent": "claude_code", "prompt": lag}
+    reply = service.handle({**asked, "hook_env": {}})
+    assert "[github.com--acme--" in reply["text"], reply  # shown as another repository's
     # `search --org` reads the copy once there is one (no note: it is fresh); --live does not
     auto = offline.query(SearchQuery("consumer lag rebalance orders"), org=True)
     assert auto.hits[0].repo == "github.com--acme--beta" and auto.notes == ()

@@ -33,7 +33,7 @@ from local_recall.capture.transcripts import (
 )
 from local_recall.claude_code.hooks.events import EVENTS, MAX_INPUT_BYTES, _handle
 from local_recall.context.envelope import CLOSE_TAG, OPEN_TAG
-from local_recall.context.notes import notes_from_json
+from local_recall.context.notes import finite
 from local_recall.errors import InvalidInput
 from local_recall.mcp_server.server import build_server
 from local_recall.recall import Recall
@@ -293,8 +293,7 @@ def test_transcript_lines_the_fuzzer_broke_are_skipped_or_cleaned() -> None:
 
 class FuzzedDaemon:
     """Serves where the daemon would, answering with whatever reply the example set: a hook's
-    whole answer (op `answer`) with `answer`, anything else with `reply` (what a daemon older
-    than that op is asked after its "unknown op")."""
+    whole answer (op `answer`) with `answer`, anything else (`transcript_done`) with `reply`."""
 
     def __init__(self) -> None:
         self.reply: dict[str, Any] = {"ok": True}
@@ -365,7 +364,7 @@ shown_lines = st.sampled_from(
     ]
 ) | st.text(max_size=300)
 answer_replies = st.one_of(
-    st.just({"ok": False, "error": "unknown op 'answer'"}),  # an older daemon: then `reply`
+    st.just({"ok": False, "error": "unknown op 'answer'"}),  # an older daemon: asked to stop
     st.fixed_dictionaries(
         {"ok": st.just(True), "text": reply_texts | long_texts},
         optional={
@@ -448,13 +447,10 @@ def hook_payloads(repo: Path) -> st.SearchStrategy[bytes]:
     )
 
 
-def test_daemon_hits_with_scores_past_float_range_are_shown_with_score_0() -> None:
+def test_scores_past_float_range_are_score_0() -> None:
     """Found by the fuzzer: `math.isfinite(10**400)` raised OverflowError, so one odd hit
     cost the whole prompt its context."""
-    notes = notes_from_json(
-        [{"id": MEMORY_ID, "subject": "s", "score": score} for score in (10**400, "x", 0.5)]
-    )
-    assert [note.score for note in notes] == [0.0, 0.0, 0.5]
+    assert [finite(score) for score in (10**400, "x", float("nan"), 0.5)] == [0.0, 0.0, 0.0, 0.5]
 
 
 def check_hook_output(event: str, output: str) -> None:
