@@ -120,7 +120,7 @@ def _added(doc: TOMLDocument, text: str | None, launcher: Sequence[str]) -> str:
     """Our table appended as text (undone byte for byte by `_removed`); inside an inline
     `mcp_servers = {…}`, which no [table] may extend, as one more inline entry."""
     servers = doc.get("mcp_servers")
-    if not isinstance(servers, InlineTable):  # (`mcp_servers = 5`: agents/files.py refuses it)
+    if not isinstance(servers, InlineTable):  # (after `mcp_servers = 5` it does not parse: refused)
         return append_block(text, mcp_table(launcher))
     entry = tomlkit.inline_table()
     entry.update(_ours(launcher))
