@@ -121,6 +121,7 @@ FRAMEWORK_HOMES: dict[str, frozenset[str]] = {
     "starlette": frozenset({"web.app"}),
     "uvicorn": frozenset({"web.server"}),
     "markdown_it": frozenset({"web.render"}),
+    "tomlkit": frozenset({"codex.install_plan"}),
 }
 
 # Modules that only decide: they may import only each other and the standard library.

@@ -245,7 +245,9 @@ def remove_block(text: str, start: int, end: int) -> str | None:
     if not before:  # the file began as ours: what follows was added after it
         return after.lstrip("\n") or None
     if after.strip():  # in the middle: one blank line stays between its neighbours
-        return before + (after[1:] if before.endswith("\n\n") and after[:1] == "\n" else after)
+        # (the newline dropped is the one append_block put: a CRLF file's own line ends stay)
+        blank = before.endswith("\n\n") and after.startswith(("\n", "\r\n"))
+        return before[:-1] + after if blank else before + after
     return before[:-1] if before.endswith("\n") else before
 
 

@@ -5,25 +5,31 @@
   a project hook only once the user trusts it (`/hooks` in the TUI stores its hash in the user
   config); `doctor` says so. Timeouts in seconds.
 * `.codex/config.toml`: `[mcp_servers.local-recall]` (command and args only). Never `required =
-  true`: Codex would then refuse to start whenever the server cannot. The table is added as
-  text at the end and removed as text; a table of that name that is not ours is left alone.
-  Running init again rewrites only its `command` and `args` lines: keys the user added
-  (`startup_timeout_sec`, an `env` sub-table) stay (issue 35.8). Our table ends at its last
-  key, not at the next table's header: a comment above that header is the next table's.
+  true`: Codex would then refuse to start whenever the server cannot. The file is edited through
+  tomlkit, which keeps every byte it is not asked to change. The table is appended as text and
+  removed as that text, so init then uninstall gives the file back byte for byte; a server of
+  that name that is not ours is left alone. Running init again sets only `command` and `args`,
+  in place: keys the user added (`startup_timeout_sec`, an `env` sub-table) and comments stay.
+  Our table ends at its last key, not at the next table's header: a comment above that header
+  is the next table's. Dotted keys and an inline table are read as the same server.
   Project config loads only in a trusted project (`codex exec --trust`, or the TUI's prompt).
 """
 
 from __future__ import annotations
 
 import json
-import re
-import tomllib
 from collections.abc import Mapping, Sequence
+
+import tomlkit
+from tomlkit.container import Container, OutOfOrderTableProxy
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import Comment, InlineTable, Item, Table, Whitespace
+from tomlkit.toml_document import TOMLDocument
 
 from local_recall.agents.plan import (
     AgentHookSpec,
     append_block,
-    is_local_recall_argv,
+    is_our_mcp_server,
     plan_hooks_install,
     plan_hooks_uninstall,
     remove_block,
@@ -39,10 +45,6 @@ HOOKS = (
     AgentHookSpec("SessionStart", "session-start", {"timeout": 15}, "startup|resume|clear"),
     AgentHookSpec("UserPromptSubmit", "user-prompt-submit", {"timeout": 10}),
 )
-_TABLE = re.compile(r'^\[mcp_servers\.(?:local-recall|"local-recall")\]\s*$', re.MULTILINE)
-# the next table that is not one of ours' sub-tables (`[mcp_servers.local-recall.env]` is part
-# of our server: it goes with it)
-_NEXT_TABLE = re.compile(r'^\[(?!mcp_servers\.(?:local-recall|"local-recall")\.)', re.MULTILINE)
 
 
 def _json(text: str | None) -> dict[str, object]:
@@ -61,80 +63,133 @@ def mcp_table(launcher: Sequence[str]) -> str:
     )
 
 
-# our `command` / `args` keys (an array may span lines), with a comment after them
-_OUR_KEYS = re.compile(
-    r"^(?:command|args)[ \t]*=[ \t]*(?:\[.*?\]|[^\n]*?)[ \t]*(?:#[^\n]*)?(?:\n|\Z)",
-    re.MULTILINE | re.DOTALL,
-)
+# what a server entry can be: a [table], a table spread over dotted keys or split around other
+# tables (tomlkit's proxy over the pieces), or an inline table
+_Entry = Table | InlineTable | OutOfOrderTableProxy
 
 
-def _last_key_end(text: str, start: int, end: int) -> int:
-    """`end` drawn back over the blank and comment lines before the next table."""
-    lines = text[start:end].splitlines(keepends=True)
-    while len(lines) > 1 and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
-        lines.pop()
-    return start + sum(len(line) for line in lines)
-
-
-def our_mcp_table(text: str) -> tuple[int, int] | None:
-    """(start, end) of the `[mcp_servers.local-recall]` table (its sub-tables with it) when it
-    runs local-recall; it ends at its last key."""
-    match = _TABLE.search(text)
-    if match is None:
-        return None
-    following = _NEXT_TABLE.search(text, match.end())
-    end = _last_key_end(text, match.start(), following.start() if following else len(text))
+def _parse(text: str) -> TOMLDocument | None:
     try:
-        entry = tomllib.loads(text[match.start() : end]).get("mcp_servers", {}).get(SERVER, {})
-    except tomllib.TOMLDecodeError:
+        return tomlkit.parse(text)
+    except (TOMLKitError, ValueError):
         return None
-    command, args = entry.get("command"), entry.get("args") or []
-    if not isinstance(command, str) or not isinstance(args, list) or args[-1:] != ["mcp"]:
-        return None
-    return (match.start(), end) if is_local_recall_argv([command, *args[:-1]]) else None
+
+
+def _entry(doc: TOMLDocument) -> _Entry | None:
+    """`mcp_servers.local-recall` in whatever form the file gives it."""
+    servers = doc.get("mcp_servers")
+    entry = servers.get(SERVER) if isinstance(servers, _Entry) else None
+    return entry if isinstance(entry, _Entry) else None
+
+
+def _runs_local_recall(entry: _Entry) -> bool:
+    keys = ("command", "args")
+    return is_our_mcp_server({k: v.unwrap() for k in keys if isinstance(v := entry.get(k), Item)})
+
+
+def our_mcp_table(text: str) -> _Entry | None:
+    """The `mcp_servers.local-recall` entry of the config text when it runs local-recall."""
+    doc = _parse(text)
+    entry = _entry(doc) if doc is not None else None
+    return entry if entry is not None and _runs_local_recall(entry) else None
 
 
 def plan_config(text: str | None, launcher: Sequence[str] | None) -> str | None:
     """The config.toml text with our server table (launcher given) or without it (None)."""
-    current = text or ""
-    span = our_mcp_table(current)
-    if launcher is None:
-        if span is None:
-            return text
-        return remove_block(current, *span)
-    table = mcp_table(launcher)
-    if span is not None:
-        return (
-            current[: span[0]] + _relaunched(current[span[0] : span[1]], table) + current[span[1] :]
-        )
-    if _TABLE.search(current):
+    doc = _parse(text or "")
+    if doc is None:  # reported by agents/files.py, never rewritten
+        return text
+    entry = _entry(doc)
+    if entry is not None and not _runs_local_recall(entry):
         return text  # someone else's server of that name: theirs
-    return append_block(text, table)
+    if launcher is None:
+        return text if entry is None else _removed(doc, entry, text or "")
+    if entry is None:
+        return _added(doc, text, launcher)
+    return _relaunched(doc, entry, launcher)
 
 
-def _relaunched(ours: str, table: str) -> str:
-    """Our table `ours` (header first) running what `table` runs, every other key kept: the
-    header's `command` and `args` lines are replaced, in place of the first of them."""
-    header_end = ours.index("\n") + 1 if "\n" in ours else len(ours)
-    sub = re.search(r"^\[", ours[header_end:], re.MULTILINE)
-    main_end = header_end + sub.start() if sub else len(ours)
-    main = ours[header_end:main_end]
-    first = _OUR_KEYS.search(main)
-    keys = table[table.index("\n") + 1 :]
-    at = first.start() if first else 0
-    rest = _OUR_KEYS.sub("", main)
-    kept = rest[:at] + keys + rest[at:] if first else keys + rest
-    relaunched = ours[:header_end] + kept + ours[main_end:]
-    try:  # what was there is still there: else the plain table, as before
-        old = tomllib.loads(ours).get("mcp_servers", {}).get(SERVER, {})
-        new = tomllib.loads(relaunched).get("mcp_servers", {}).get(SERVER, {})
-        wanted = tomllib.loads(table)["mcp_servers"][SERVER]
-    except tomllib.TOMLDecodeError:
-        return table
-    same = {k: v for k, v in old.items() if k not in wanted} == {
-        k: v for k, v in new.items() if k not in wanted
-    }
-    return relaunched if same and all(new.get(k) == v for k, v in wanted.items()) else table
+def _ours(launcher: Sequence[str]) -> Table:
+    """Our table as `mcp_table` writes it: its items keep that rendering wherever they go."""
+    table = tomlkit.parse(mcp_table(launcher))["mcp_servers"][SERVER]
+    assert isinstance(table, Table)
+    return table
+
+
+def _added(doc: TOMLDocument, text: str | None, launcher: Sequence[str]) -> str:
+    """Our table appended as text (undone byte for byte by `_removed`); inside an inline
+    `mcp_servers = {…}`, which no [table] may extend, as one more inline entry."""
+    servers = doc.get("mcp_servers")
+    if not isinstance(servers, InlineTable):  # (after `mcp_servers = 5` it does not parse: refused)
+        return append_block(text, mcp_table(launcher))
+    entry = tomlkit.inline_table()
+    entry.update(_ours(launcher))
+    servers[SERVER] = entry
+    return doc.as_string()
+
+
+def _relaunched(doc: TOMLDocument, entry: _Entry, launcher: Sequence[str]) -> str:
+    """`command` and `args` set in place; every other key, comment and byte kept."""
+    wanted = _ours(launcher)
+    for key in ("command", "args"):
+        if entry.get(key) != wanted[key]:
+            entry[key] = wanted[key]
+    return doc.as_string()
+
+
+def _removed(doc: TOMLDocument, entry: _Entry, text: str) -> str | None:
+    """The text without our entry. A [table] of ours goes as a block of text, so that
+    `remove_block` undoes `append_block` byte for byte; another form (dotted keys, an inline
+    table: never what we write) is deleted by tomlkit."""
+    if not _is_header_table(doc, entry):
+        servers = doc["mcp_servers"]
+        del servers[SERVER]
+        if not servers and not _is_header_table(doc, servers):  # a header keeps its comments
+            del doc["mcp_servers"]
+        rest = doc.as_string()
+        return rest if rest.strip() else None
+    assert isinstance(entry, Table)
+    return remove_block(*_marked(doc, entry, text))
+
+
+def _marked(doc: TOMLDocument, table: Table, text: str) -> tuple[str, int, int]:
+    """`doc` as text with where `table` (its sub-tables with it) starts and ends: tomlkit keeps
+    no source offsets, so its header is renamed to a name the text does not hold and a comment
+    of that name goes after its last key, found in the rendered text, then taken out. tomlkit
+    files the blank and comment lines above the next header under the table before: they go
+    after that comment (the next table's, as a reader sees them)."""
+    name = "local-recall-removed"
+    while name in text:
+        name += "-"
+    last = table
+    while last.value.body and isinstance(last.value.body[-1][1], Table):
+        last = last.value.body[-1][1]
+    body = last.value.body
+    keys_end = len(body)
+    while keys_end and isinstance(body[keys_end - 1][1], Whitespace | Comment):
+        keys_end -= 1
+    trailing = [item for _, item in body[keys_end:] if isinstance(item, Whitespace | Comment)]
+    del body[keys_end:]  # keyless items: the container's index of its keys stays right
+    end_mark = tomlkit.comment(name)
+    for item in (end_mark, *trailing):
+        last.add(item)
+    table.display_name = name
+    rendered = doc.as_string()
+    start = rendered.rfind("\n", 0, rendered.index(f"[{name}]")) + 1
+    end = rendered.index(end_mark.as_string(), start)
+    return rendered[:end] + rendered[end + len(end_mark.as_string()) :], start, end
+
+
+def _is_header_table(container: Container, entry: object) -> bool:
+    """Whether `entry` is a [table] with a header of its own (not dotted keys, not inline)."""
+    for key, item in container.body:
+        if item is entry:
+            if not isinstance(item, Table) or key is None or key.is_dotted():
+                return False
+            return not item.is_super_table()
+        if isinstance(item, Table) and _is_header_table(item.value, entry):
+            return True
+    return False
 
 
 def plan(texts: Mapping[str, str | None], launcher: Sequence[str] | None) -> dict[str, str | None]:

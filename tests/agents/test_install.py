@@ -329,7 +329,29 @@ def test_a_broken_agent_file_stops_init_before_anything_is_written(
     assert done.returncode != 0 and "not valid TOML" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (repo / ".codex" / "hooks.json").exists()
+    assert (repo / ".codex" / "config.toml").read_text() == "model = \n"  # reported, not rewritten
     assert cli("init", "--agent", "nope").returncode != 0
+
+
+def test_a_users_codex_config_comes_back_byte_for_byte(repo: Path, cli: CliRunner) -> None:
+    """CRLF, comments, a table the user added under ours and a key the user added to ours:
+    init again changes nothing, uninstall leaves the file as the user's edits made it."""
+    config = repo / ".codex" / "config.toml"
+    config.parent.mkdir()
+    users = 'model = "o3"\r\n\r\n# the tracker\r\n[mcp_servers.tracker]\r\ncommand = "t"\r\n'
+    config.write_bytes(users.encode())
+    assert cli("init", "--agent", "codex").returncode == 0
+    written = config.read_bytes().decode()
+    assert written.startswith(users) and "[mcp_servers.local-recall]" in written
+    added = '\r\n# fast\r\n[profiles.fast]\r\nmodel = "o4-mini"\r\n'
+    edited = written.replace("local-recall]\n", "local-recall]\nstartup_timeout_sec = 30\n") + added
+    config.write_bytes(edited.encode())
+    done = cli("init", "--agent", "codex", "--json")
+    assert done.returncode == 0, done.stderr
+    assert config.read_bytes() == edited.encode()
+    assert cli("uninstall", "--agent", "codex").returncode == 0
+    assert config.read_bytes() == (users + added).encode()
+    assert not (repo / ".codex" / "hooks.json").exists()
 
 
 def test_init_checks_every_agents_files_before_writing_any(repo: Path, cli: CliRunner) -> None:
