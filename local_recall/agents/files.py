@@ -48,7 +48,8 @@ def check_text(name: str, text: str) -> None:
             json.loads(text) if text.strip() else None
         elif name.endswith(".toml"):
             tomllib.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+    except (ValueError, tomllib.TOMLDecodeError, RecursionError) as exc:
+        # RecursionError: nested past the parser's limit (a planted `[[[[…`), not a crash
         raise InvalidInput(
             f"{name}: not valid {'JSON' if name.endswith('.json') else 'TOML'} ({exc}); "
             "fix it and run again — nothing was changed"

@@ -333,6 +333,28 @@ def test_a_broken_agent_file_stops_init_before_anything_is_written(
     assert cli("init", "--agent", "nope").returncode != 0
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (".codex/config.toml", "a = " + "[" * 5000 + "]" * 5000 + "\n"),
+        (".gemini/settings.json", "[" * 100_000 + "]" * 100_000),
+    ],
+)
+def test_a_deeply_nested_agent_file_is_reported_not_a_crash(
+    repo: Path, cli: CliRunner, name: str, text: str
+) -> None:
+    """A planted file nested past the parser's recursion limit is one more file that does not
+    parse: one line, nothing written."""
+    path = repo / name
+    path.parent.mkdir()
+    path.write_text(text)
+    agent = name.split("/")[0].strip(".")
+    done = cli("init", "--agent", agent)
+    assert done.returncode != 0 and "not valid" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert path.read_text() == text
+
+
 def test_a_users_codex_config_comes_back_byte_for_byte(repo: Path, cli: CliRunner) -> None:
     """CRLF, comments, a table the user added under ours and a key the user added to ours:
     init again changes nothing, uninstall leaves the file as the user's edits made it."""
