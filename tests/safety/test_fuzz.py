@@ -363,10 +363,12 @@ shown_lines = st.sampled_from(
         "",
     ]
 ) | st.text(max_size=300)
+context_blocks = (reply_texts | long_texts).map(lambda text: f"{OPEN_TAG}\n{text}\n{CLOSE_TAG}")
 answer_replies = st.one_of(
     st.just({"ok": False, "error": "unknown op 'answer'"}),  # an older daemon: asked to stop
     st.fixed_dictionaries(
-        {"ok": st.just(True), "text": reply_texts | long_texts},
+        # blocks as the daemon renders them (shown), and anything else (never shown)
+        {"ok": st.just(True), "text": context_blocks | reply_texts | long_texts},
         optional={
             "shown": field(shown_lines),
             "session_key": field(
