@@ -348,7 +348,7 @@ def test_a_deeply_nested_agent_file_is_reported_not_a_crash(
     path = repo / name
     path.parent.mkdir()
     path.write_text(text)
-    agent = name.split("/")[0].strip(".")
+    agent = name.split("/", maxsplit=1)[0].strip(".")
     done = cli("init", "--agent", agent)
     assert done.returncode != 0 and "not valid" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
