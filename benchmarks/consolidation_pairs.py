@@ -508,11 +508,11 @@ NEG: list[tuple[tuple[str, str], tuple[str, str]]] = [
     ),
 ]
 
-# Issue 34.2: a memory the extractor wrote beside a hand-written one it was shown, stating that
+# A memory the extractor wrote beside a hand-written one it was shown, stating that
 # fact again with a detail of its own (an example command, the version it happened to run). Same
 # fact: the first four; the rest state another fact on the same topic (a correction of a figure,
-# another command of the same tool) and must stay two. Written for write_dedup.py, after the
-# issue; the bodies of the issue's pair are reconstructed (only the subjects were reported).
+# another command of the same tool) and must stay two. Written for write_dedup.py, after such a
+# pair was reported; the bodies of that pair are reconstructed (only the subjects were given).
 RESTATED: list[tuple[tuple[str, str], tuple[str, str]]] = [
     (
         (

@@ -1,4 +1,4 @@
-"""Does learning from sessions help? Issue 37's simulation on the coding benchmark's searches.
+"""Does learning from sessions help? A simulation on the coding benchmark's searches.
 
     .venv/bin/python benchmarks/learning_hits.py --repos $CODING_BENCH_REPOS --workdir DIR \
         --sizes 25,500,5000 --out HITS.json            # the searches, once (index + model)

@@ -1,5 +1,5 @@
-"""One vector per memory to gather a prompt's vector candidates (issue 33, step 3b): measured,
-not shipped.
+"""One vector per memory to gather a prompt's vector candidates: measured, not shipped
+(benchmarks/README.md, "A prompt's search without LanceDB", step 3b).
 
 Main's exact search (`VectorCache.nearest`) takes the dot product of the query with every stored
 row (a memory's whole-text vector and its passages') and keeps each memory's best. The variant

@@ -1,4 +1,5 @@
-"""Where a prompt's time goes below what local-recall can cut (issue 33's floor).
+"""Where a prompt's time goes below what local-recall can cut (benchmarks/README.md,
+"Where the floor is").
 
     .venv/bin/python benchmarks/prompt_floor.py answer [--repo DIR] [--prompts 120] [--pause 0.3]
     .venv/bin/python benchmarks/prompt_floor.py embed [--prompts 300] [--pause 0.02]

@@ -42,7 +42,7 @@ no MCP server connected: the command hook answers it in its own process. The tab
 `--baseline-in-place OTHER` adds configuration `baseline`: another checkout's `local-recall`
 (e.g. main's) in this repository's settings, the same store and caches, in the same rounds.
 
-`--candidates` adds the designs measured for issue 21 (prompt_latency_candidates.py).
+`--candidates` adds the prompt-hook designs measured side by side (prompt_latency_candidates.py).
 The marker memory is asked about on turns 1 and 7 of every session and in every single run;
 the table says on how many of those it reached the model. Every figure is printed with the
 1-minute load average of the rounds it came from.
@@ -622,7 +622,7 @@ def main() -> int:
         default=DEFAULT_CONFIGS,
         help="which to run; with --candidates, candidates named here (default: all of them)",
     )
-    parser.add_argument("--candidates", action="store_true", help="add issue 21's candidates")
+    parser.add_argument("--candidates", action="store_true", help="add the candidate prompt hooks")
     parser.add_argument("--search-runs", type=int, default=5, help="rounds of the search timing")
     parser.add_argument(
         "--cold",

@@ -1,4 +1,4 @@
-"""The prompt-hook designs measured for issue 21 (`prompt_latency.py --candidates`): each is
+"""The prompt-hook designs measured side by side (`prompt_latency.py --candidates`): each is
 init's settings with another UserPromptSubmit handler, the real search and injection behind it
 (the daemon warm), in the same rounds as `none`, `true` and `local-recall` (guard + mcp_tool).
 Results and why one was chosen: docs/hooks.md#what-a-prompt-costs-inside-claude-code."""

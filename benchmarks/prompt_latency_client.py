@@ -1,4 +1,4 @@
-"""Candidate (b) of issue 21, as a benchmark stand-in: the smallest Python command hook.
+"""Candidate (b) of prompt_latency_candidates.py, a stand-in: the smallest Python command hook.
 
     <python> -S -I benchmarks/prompt_latency_client.py   (stdin: Claude Code's hook input)
 

@@ -1,4 +1,5 @@
-"""Integer arithmetic for the MiniLM *query* only (issue 33, step 4): measured, not shipped.
+"""Integer arithmetic for the MiniLM *query* only: measured, not shipped (benchmarks/README.md,
+"A prompt's search without LanceDB", step 4).
 
 The int8 model's weights are `Mul(Cast(int8 W), per-column scale)`; onnxruntime folds that into
 float constants at load, so every MatMul runs in float. `rewrite` turns each such MatMul into the

@@ -296,7 +296,7 @@ def measure(
     timed("hybrid_lancedb", mode="hybrid")
     # The daemon and the MCP server keep the keyword index: `search`'s hybrid and a prompt's
     # take their full-text candidates from it; `--mode text` still asks LanceDB.
-    # Code before issue 33 (a before run) has neither: its prompt's search is a hybrid one.
+    # Code before the keyword index (a before run) has neither: its prompt's search is a hybrid one.
     prompt: dict[str, Any] = (
         {"prompt": True} if "prompt" in SearchQuery.__dataclass_fields__ else {}
     )

@@ -1,4 +1,4 @@
-"""What the user-scope hooks cost where they have nothing to do (docs/install.md, issue 24.3).
+"""What the user-scope hooks cost where they have nothing to do (docs/install.md).
 
 `local-recall init --scope user` puts gated hook commands (claude_code/hooks/gate.py) into
 ~/.claude/settings.json, so they run in every Claude Code session on the machine. This runs the

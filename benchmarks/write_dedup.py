@@ -5,9 +5,9 @@ paraphrase of an existing memory from a different fact.
 
 Pairs:
 1. consolidation_pairs.py: 25 hand-written paraphrase pairs of coding facts and 25 same-topic
-   pairs stating different facts, plus the pair of issue 24 ("Run the tests with pytest via tox"
+   pairs stating different facts, plus a reported pair ("Run the tests with pytest via tox"
    beside "Run tests with pytest through tox", bodies as a user and the extractor wrote them).
-2. consolidation_pairs.py RESTATED / RESTATED_DISTINCT (issue 34.2): a fact restated with a
+2. consolidation_pairs.py RESTATED / RESTATED_DISTINCT: a fact restated with a
    detail of its own (the version the writer ran, an example command), and same-topic pairs
    that must stay two (a corrected figure, another command of the same tool).
 3. Every pair of this repository's own memories (local-recall/episodic-memory/, written by the
@@ -118,13 +118,13 @@ def main() -> None:
     cpu = time.process_time() - started
     print(
         f"{len(judged['same'])} paraphrase pairs, {len(judged['distinct'])} same-topic different "
-        f"facts, {len(RESTATED)} restated + {len(RESTATED_DISTINCT)} distinct (issue 34.2); "
+        f"facts, {len(RESTATED)} restated + {len(RESTATED_DISTINCT)} distinct; "
         f"{len(memories)} repository memories = {len(repo)} pairs ({sum(repo_same)} the same "
         f"fact); {cpu:.0f} s CPU, load {os.getloadavg()[0]:.1f}"
     )
     print(
-        "| rule | recall (hand + repo) | precision | issue 24 pair | issue 34 restated "
-        "| false: same-topic | false: issue 34 distinct | false: repo pairs |"
+        "| rule | recall (hand + repo) | precision | reported pair | restated "
+        "| false: same-topic | false: restated distinct | false: repo pairs |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for name, rule in RULES.items():
@@ -132,16 +132,16 @@ def main() -> None:
         same += [j for j, s in zip(repo_judged, repo_same, strict=True) if s]
         tp = sum(map(rule, same))
         fp_hand = sum(map(rule, judged["distinct"]))
-        fp_34 = sum(map(rule, judged["restated_distinct"]))
+        fp_restated = sum(map(rule, judged["restated_distinct"]))
         fp_repo = sum(rule(j) for j, s in zip(repo_judged, repo_same, strict=True) if not s)
-        fp = fp_hand + fp_34 + fp_repo
+        fp = fp_hand + fp_restated + fp_repo
         precision = tp / (tp + fp) if tp + fp else 1.0
-        issue = "caught" if rule(judged["same"][-1]) else "missed"
+        reported = "caught" if rule(judged["same"][-1]) else "missed"
         restated = sum(map(rule, judged["restated"]))
         print(
-            f"| {name} | {tp / len(same):.2f} ({tp}/{len(same)}) | {precision:.2f} | {issue} "
+            f"| {name} | {tp / len(same):.2f} ({tp}/{len(same)}) | {precision:.2f} | {reported} "
             f"| {restated}/{len(RESTATED)} | {fp_hand}/{len(NEG)} "
-            f"| {fp_34}/{len(RESTATED_DISTINCT)} | {fp_repo}/{len(repo) - sum(repo_same)} |"
+            f"| {fp_restated}/{len(RESTATED_DISTINCT)} | {fp_repo}/{len(repo) - sum(repo_same)} |"
         )
 
 

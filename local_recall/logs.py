@@ -97,7 +97,7 @@ FOREIGN_LOGGERS = ("asyncio", "uvicorn", "uvicorn.error")
 class RepeatFilter(logging.Filter):
     """Rate-limits repeated warnings: at most `burst` records of one kind (logger, level,
     message template) per `window` seconds; the first record after a suppressed stretch says
-    how many were left out. A local flood (issue 23.4: "accept failed" ~7,700 times in seconds)
+    how many were left out. A local flood ("accept failed" ~7,700 times in seconds)
     then costs a few lines, not the log's rotation. INFO and below pass untouched."""
 
     def __init__(self, window: float = 60.0, burst: int = 5) -> None:

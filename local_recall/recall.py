@@ -152,7 +152,7 @@ class Recall:
         def twin(scanned: Sequence[Memory]) -> Memory | None:  # judged on the redacted text
             return paraphrases.paraphrase_in(self.searcher, self.memories, draft, scanned)
 
-        # decided outside the store's lock, on the memories `create` scans (issue 35.7)
+        # decided outside the store's lock, on the memories `create` scans
         return self.memories.create(draft, unless=twin if unless_paraphrase else None)
 
     def add(self, subject: str, body: str, **options: Unpack[SaveOptions]) -> Memory:

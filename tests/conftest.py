@@ -25,7 +25,7 @@ class Result:
     stderr: str
 
 
-# The product's own waits, lengthened into hang guards for every test (issue 38):
+# The product's own waits, lengthened into hang guards for every test:
 # `daemon start` waits 20 s by default and a loaded machine took longer to import and answer;
 # likewise the hooks' own 8 s (1 s at session end): a test about what a hook answers waits for
 # the answer; `search --org` answers with local hits alone after 5 s, and a loaded machine's
@@ -74,7 +74,7 @@ CliRunner = Callable[..., Result]
 def cli(repo: Path) -> CliRunner:
     # Claude Code's config folder is the test's own: the user's real ~/.claude (or their
     # $CLAUDE_CONFIG_DIR) may run our hooks at user scope, and `uninstall` rightly keeps
-    # .mcp.json for them (issue 38: a test failed on such a machine).
+    # .mcp.json for them (a test once failed on such a machine).
     isolated = {"CLAUDE_CONFIG_DIR": str(repo.parent / "claude-config")}
 
     def run(

@@ -1,4 +1,4 @@
-"""A unit of CPU time measured in the same run (issue 38): a test that bounds what something
+"""A unit of CPU time measured in the same run: a test that bounds what something
 costs bounds it in these units, never in seconds. A busy or slow machine stretches the unit and
 the work under test alike (two hyperthreads sharing a core both run ~2x slower), so the bound
 holds wherever the code is as cheap as it should be, and still fails by orders of magnitude when

@@ -41,7 +41,7 @@ HIT: dict[str, Any] = {
 }
 NOTE: dict[str, Any] = {k: HIT[k] for k in ("id", "subject", "occurred_at", "applies_to")}
 # A deadline no load reaches, for a test about what a hook answers rather than how soon: it
-# waits for the answer instead of racing the hook's own 8 s on a busy machine (issue 38).
+# waits for the answer instead of racing the hook's own 8 s on a busy machine.
 PATIENT = {"LOCAL_RECALL_HOOK_DEADLINE_SECONDS": "120"}
 
 

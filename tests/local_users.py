@@ -1,4 +1,4 @@
-"""A second local user for tests where one is involved (issue 35: another user's files in /tmp).
+"""A second local user for tests where one is involved (another user's files in /tmp).
 
 As root, `another_user()` makes a throwaway account once (`useradd`, no home, no login) and
 `as_another_user` runs a command as it (`setpriv`). Elsewhere the tests that need it skip."""

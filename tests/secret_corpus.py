@@ -350,7 +350,7 @@ plant(
     "mongosh 'mongodb+srv://admin:{s}@cluster0.ab1cd.mongodb.net/prod'",
 )
 
-# --- Formats that reached memory files before Betterleaks' rules (issue 13), in prose --------
+# --- Formats that reached memory files before Betterleaks' rules, in prose -------------------
 plant(
     "shopify-access-token",
     "shp" + "at_" + rand(HEX, 32),
@@ -415,7 +415,7 @@ _uuid = [
     "0c9a5d3e-1b2f-4a8c-9e7d-6f5a4b3c2d1e",
 ]
 
-# What a rule for a weak vendor prefix (issue 23: `s.`, `00`, `secret_`, `pat`, `1//0`) could
+# What a rule for a weak vendor prefix (`s.`, `00`, `secret_`, `pat`, `1//0`) could
 # take by mistake, and the hashes, ids, blobs, package names and versions around them.
 LOOK_ALIKES: list[str] = [
     # `s.` + 24: member access and names
@@ -590,7 +590,7 @@ def e2e_rule_samples(every: int = 4) -> list[PlantedSecret]:
 
 
 def e2e_vendor_samples() -> list[PlantedSecret]:
-    """One placement of every vendor format of tests/vendor_tokens.py (issue 23), the phrasing
+    """One placement of every vendor format of tests/vendor_tokens.py, the phrasing
     rotating, for the end-to-end tests; every format in every phrasing is checked on
     `redact_for_storage` itself (tests/redaction/test_vendor_tokens.py)."""
     import re
@@ -635,7 +635,7 @@ _OWN_WORDS = tuple(_OWN_WORDS_TEXT.split())
 def unlike_the_others(n: int) -> str:
     """Thirty words of its own for the n-th planted memory (picked from 237: two memories share
     about four). Once redacted, memories that differ only by their secret read as one fact, and
-    the write path keeps one of them (memory/likeness.py, issue 24); these words keep every
+    the write path keeps one of them (memory/likeness.py); these words keep every
     secret's memory its own, so each one's redaction is exercised on the way to disk."""
     pick = random.Random(f"unlike-{n}")
     # enough to outweigh a shared template ("$ cat .env ... API_KEY=[REDACTED:…] DEBUG=1")

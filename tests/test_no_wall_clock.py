@@ -1,4 +1,4 @@
-"""No test bounds a wall-clock time by a constant (issue 38): on a shared or busy machine such a
+"""No test bounds a wall-clock time by a constant: on a shared or busy machine such a
 bound fails with nothing wrong, and on a fast one it hides nothing a behaviour check would not
 catch. Speed lives in benchmarks/; a test checks what the time stood for instead (the hook gave
 up and exited 0, the search ran once), the CPU time of the process under test against a

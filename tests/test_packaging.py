@@ -85,7 +85,7 @@ class Tool:
         env.update(
             {"PATH": f"{self.bin}{os.pathsep}/usr/local/bin:/usr/bin:/bin", "HOME": str(home)}
         )
-        # the suite's hang guards too: the hooks' 8 s ran out on a loaded machine (issue 38)
+        # the suite's hang guards too: the hooks' 8 s ran out on a loaded machine
         env.update({"CLAUDE_CONFIG_DIR": str(home / ".claude"), **QUIET, **HANG_GUARDS})
         env.update(extra or {})
         return env

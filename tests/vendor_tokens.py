@@ -1,4 +1,4 @@
-"""Vendor token formats and the phrasings people write them in (data only; issue 23).
+"""Vendor token formats and the phrasings people write them in (data only).
 
 FORMATS: one generator per vendor format, each making a realistic random token of the shape
 the vendor issues (prefix, length, alphabet; from the vendors' docs and the gitleaks,
@@ -32,7 +32,7 @@ class VendorFormat:
     name: str  # vendor and token type, e.g. "New Relic user API key"
     make: Callable[[random.Random], str]  # a fresh random token of this format
     weak: bool = False  # a prefix ordinary text also has (`s.`, `00`, `pat`, `secret_`)
-    issue_23: bool = False  # one of the 19 formats issue 23 found surviving in prose
+    once_kept: bool = False  # one of the 19 formats once stored verbatim from prose
 
 
 def _r(rng: random.Random, alphabet: str, n: int) -> str:
@@ -69,44 +69,44 @@ def _jwt(rng: random.Random) -> str:
 
 
 def _f(
-    name: str, make: Callable[[random.Random], str], *, weak: bool = False, issue: bool = False
+    name: str, make: Callable[[random.Random], str], *, weak: bool = False, kept: bool = False
 ) -> VendorFormat:
-    return VendorFormat(name, make, weak, issue)
+    return VendorFormat(name, make, weak, kept)
 
 
 FORMATS: tuple[VendorFormat, ...] = (
-    # --- the 19 formats issue 23 found stored verbatim in prose --------------------------------
-    _f("HashiCorp Vault service token", lambda g: "hv" + "s.CAES" + _r(g, B64URL, 91), issue=True),
-    _f("HashiCorp Vault legacy token", lambda g: "s." + _r(g, ALNUM, 24), weak=True, issue=True),
-    _f("DigitalOcean PAT", lambda g: "dop" + "_v1_" + _r(g, HEX, 64), issue=True),
+    # --- the 19 formats once stored verbatim from prose ----------------------------------------
+    _f("HashiCorp Vault service token", lambda g: "hv" + "s.CAES" + _r(g, B64URL, 91), kept=True),
+    _f("HashiCorp Vault legacy token", lambda g: "s." + _r(g, ALNUM, 24), weak=True, kept=True),
+    _f("DigitalOcean PAT", lambda g: "dop" + "_v1_" + _r(g, HEX, 64), kept=True),
     _f("Grafana service account token",
-       lambda g: "gl" + "sa_" + _r(g, ALNUM, 32) + "_" + _r(g, HEX, 8), issue=True),
-    _f("Grafana Cloud token", _grafana_cloud, issue=True),
+       lambda g: "gl" + "sa_" + _r(g, ALNUM, 32) + "_" + _r(g, HEX, 8), kept=True),
+    _f("Grafana Cloud token", _grafana_cloud, kept=True),
     _f("Atlassian API token",
        lambda g: "ATA" + "TT3xFfGF0" + _r(g, B64URL, 170) + "=" + _r(g, "0123456789ABCDEF", 8),
-       issue=True),
+       kept=True),
     _f("Postman API key",
-       lambda g: "PM" + "AK-" + _r(g, HEX, 24) + "-" + _r(g, HEX, 34), issue=True),
-    _f("Pulumi access token", lambda g: "pu" + "l-" + _r(g, HEX, 40), issue=True),
-    _f("Sentry organization token", _sentry_org, issue=True),
+       lambda g: "PM" + "AK-" + _r(g, HEX, 24) + "-" + _r(g, HEX, 34), kept=True),
+    _f("Pulumi access token", lambda g: "pu" + "l-" + _r(g, HEX, 40), kept=True),
+    _f("Sentry organization token", _sentry_org, kept=True),
     _f("Notion integration secret (legacy)",
-       lambda g: "sec" + "ret_" + _r(g, ALNUM, 43), weak=True, issue=True),
+       lambda g: "sec" + "ret_" + _r(g, ALNUM, 43), weak=True, kept=True),
     _f("Airtable personal access token",
-       lambda g: "pa" + "t" + _r(g, ALNUM, 14) + "." + _r(g, HEX, 64), weak=True, issue=True),
-    _f("Supabase management token", lambda g: "sb" + "p_" + _r(g, HEX, 40), issue=True),
-    _f("New Relic user API key", lambda g: "NR" + "AK-" + _r(g, UPPER_DIGITS, 27), issue=True),
-    _f("Heroku API key", lambda g: "HR" + "KU-AA" + _r(g, B64URL, 58), issue=True),
-    _f("fly.io token", lambda g: "fo" + "1_" + _r(g, B64URL, 43), issue=True),
-    _f("Databricks token", lambda g: "da" + "pi" + _r(g, HEX, 32), issue=True),
-    _f("PlanetScale service token", lambda g: "pscale" + "_tkn_" + _r(g, B64URL, 43), issue=True),
-    _f("Okta API token", lambda g: "0" + "0" + _r(g, B64URL, 40), weak=True, issue=True),
-    _f("Google OAuth refresh token", lambda g: "1/" + "/0" + _r(g, B64URL, 99), issue=True),
-    # --- issue 35: the same two vendors as people paste them: other lengths, other heads ------
+       lambda g: "pa" + "t" + _r(g, ALNUM, 14) + "." + _r(g, HEX, 64), weak=True, kept=True),
+    _f("Supabase management token", lambda g: "sb" + "p_" + _r(g, HEX, 40), kept=True),
+    _f("New Relic user API key", lambda g: "NR" + "AK-" + _r(g, UPPER_DIGITS, 27), kept=True),
+    _f("Heroku API key", lambda g: "HR" + "KU-AA" + _r(g, B64URL, 58), kept=True),
+    _f("fly.io token", lambda g: "fo" + "1_" + _r(g, B64URL, 43), kept=True),
+    _f("Databricks token", lambda g: "da" + "pi" + _r(g, HEX, 32), kept=True),
+    _f("PlanetScale service token", lambda g: "pscale" + "_tkn_" + _r(g, B64URL, 43), kept=True),
+    _f("Okta API token", lambda g: "0" + "0" + _r(g, B64URL, 40), weak=True, kept=True),
+    _f("Google OAuth refresh token", lambda g: "1/" + "/0" + _r(g, B64URL, 99), kept=True),
+    # --- the same two vendors as people paste them: other lengths, other heads -----------------
     _f("Heroku API key, another length",
        lambda g: "HR" + "KU-" + _r(g, B64URL, g.choice((30, 44, 57, 59, 64, 80)))),
     _f("Google OAuth refresh token, any head",
        lambda g: "1/" + "/" + _r(g, ALNUM + "_-", g.choice((31, 36, 60, 103, 180)))),
-    # --- formats the rules knew before issue 23 ------------------------------------------------
+    # --- formats the rules knew before they were adapted to prose ------------------------------
     _f("Anthropic API key", lambda g: "sk" + "-ant-api03-" + _r(g, B64URL, 93) + "AA"),
     _f("Anthropic admin key", lambda g: "sk" + "-ant-admin01-" + _r(g, B64URL, 93) + "AA"),
     _f("OpenAI project key",
@@ -176,7 +176,7 @@ class Phrasing:
 
 
 PHRASINGS: tuple[Phrasing, ...] = (
-    # prose, as issue 23 tried it
+    # prose, where the formats above were found
     Phrasing("prose", "I used {v} yesterday for the deploy."),
     Phrasing("after a colon", "the token: {v}"),
     Phrasing("parentheses", "The new one ({v}) works since Monday."),

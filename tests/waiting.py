@@ -1,4 +1,4 @@
-"""The suite's one way to wait for something (issue 38): poll the condition, give up only at a
+"""The suite's one way to wait for something: poll the condition, give up only at a
 hang guard. A ceiling here is never a speed limit: it only turns a hang into a failure with a
 message, so it is generous (minutes), and it is the one place in tests/ that compares the clock
 with a deadline (tests/test_no_wall_clock.py names it as the exception)."""

@@ -52,7 +52,7 @@ def _run(agent: str, root: Path, launcher: Sequence[str] | None) -> list[FileCha
 
 def check_agent_files(agents: Sequence[str], root: Path) -> None:
     """InvalidInput when a file one of `agents` would change does not parse: every agent's files
-    are checked before any agent's are written (issue 35.8: `.codex/` was written, then a JSONC
+    are checked before any agent's are written (`.codex/` was once written, then a JSONC
     `.gemini/settings.json` stopped init halfway)."""
     for agent in agents:
         names, _ = PLANS.get(agent, ([], None))
@@ -92,7 +92,7 @@ def repository_program(command: str, root: Path, own: Sequence[str]) -> str | No
     """The program a hook command runs when it is a file of the repository — a relative path,
     or an absolute one under `root` other than this install's own launcher `own` (a venv in
     the checkout) — rather than an installed local-recall: a committed `./tools/local-recall`
-    only has our name (issue 35.8). None for a program found on PATH or installed elsewhere."""
+    only has our name. None for a program found on PATH or installed elsewhere."""
     try:
         program = shlex.split(command)[0]
     except (ValueError, IndexError):

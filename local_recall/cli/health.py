@@ -1,4 +1,4 @@
-"""`doctor`'s checks of what can fail quietly in a new user's first week (issue 24): is the
+"""`doctor`'s checks of what can fail quietly in a new user's first week: is the
 daemon running and with whose environment, is extraction failing, what waits for review,
 which `file:` scopes name files HEAD does not have, and can the hooks fire where Claude Code
 is started. No click here: `cli/setup.py` prints them with the other checks (doctor.py)."""

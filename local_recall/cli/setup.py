@@ -229,7 +229,7 @@ def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: boo
     state = settings.layout.state_dir  # a user cache when the checkout is read-only
     if state.is_dir():
         record_opt_in(state, remove=chosen, now_ns=time.time_ns())
-    # Left running, it would keep watching transcripts and calling `claude -p` (issue 24); a
+    # Left running, it would keep watching transcripts and calling `claude -p`; a
     # hook of an agent still wired starts it again when it needs it.
     from local_recall.daemon.control import stop_daemon
 

@@ -1,6 +1,6 @@
 """`local-recall search`, `list` and `why` through the running daemon: its model is loaded and its
 index open, so the answer takes tens of milliseconds instead of the seconds a new process spends
-importing the library and loading the model (issue 24.6).
+importing the library and loading the model.
 
 `__main__` calls `run_warm` before click or the library is imported. It handles the common
 forms only — the options below, `--root` before the command — and returns None for anything

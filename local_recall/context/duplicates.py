@@ -7,7 +7,7 @@ words (the write path's rule, with vectors, is memory/likeness.py): measured on 
 paraphrases and on every pair of this repository's own memories in benchmarks/README.md ("One
 fact, one memory"). Two hits that each state a figure the other does not are two facts, as on
 the write path ("100 requests per minute" beside "1000 requests per minute"); one whose subject
-recurs whole in the other's words is one fact with a detail added, as there (issue 34.2).
+recurs whole in the other's words is one fact with a detail added, as there.
 """
 
 from collections.abc import Iterable
@@ -25,7 +25,7 @@ __all__ = ["content_words", "same_fact", "without_near_duplicates", "word_overla
 # Jaccard of content words at or above which two hits are one fact (benchmarks/README.md).
 SAME_FACT = 0.4
 # One hit's subject wholly in the other's words (memory/likeness.py `restates`): one fact at a
-# lower overlap, the other having added a detail of its own (issue 34.2).
+# lower overlap, the other having added a detail of its own.
 SAME_FACT_RESTATED = 0.3
 
 

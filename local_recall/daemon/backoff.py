@@ -1,6 +1,6 @@
 """How the query socket's accept loop waits out a failing accept() (pure state: no clock, no
 I/O). Out of file descriptors (EMFILE) the pending connection stays queued and accept() fails
-again at once: retried in a tight loop it logged ~7,700 warnings in seconds (issue 23.4)."""
+again at once: retried in a tight loop it logged ~7,700 warnings in seconds."""
 
 from __future__ import annotations
 

@@ -170,7 +170,7 @@ class QueryServer:
                 if self._closing.is_set():
                     return
                 # Out of descriptors (EMFILE) or memory: the connection stays queued, and
-                # accept() would fail again at once — ~7,700 warnings a second (issue 23.4).
+                # accept() would fail again at once — ~7,700 warnings a second.
                 # Wait, longer each time, and say so once per streak.
                 delay, report = backoff.failed()
                 if report:

@@ -1,6 +1,6 @@
 """Which environment variables decide where and how `claude -p` reaches a model, so that the
 daemon extracts with the user's latest session's, not with the first session's that happened
-to start it (issue 24): the API address and keys, Bedrock/Vertex settings, proxies and CA
+to start it: the API address and keys, Bedrock/Vertex settings, proxies and CA
 certificates, and `CLAUDE_CONFIG_DIR` (where a login's credentials live). Only the variables
 Claude Code itself reads are taken from a session; their values are never logged or written —
 a fingerprint (a short digest per variable) says which differ. Pure, but for the holder the

@@ -3,9 +3,9 @@
 Candidate pairs come from a nearest-neighbour search per memory (the index's ANN), never from an
 all-pairs comparison; a pair is a near-duplicate when the embeddings are very close AND the texts
 agree (rapidfuzz), or the embeddings are nearly identical, or one memory says the other's subject
-again with a detail of its own and the embeddings are close (memory/likeness.py `restates`,
-issue 34.2). Groups are the connected components of
-those pairs, so three wordings of one fact become one group.
+again with a detail of its own and the embeddings are close (memory/likeness.py `restates`).
+Groups are the connected components of those pairs, so three wordings of one fact become one
+group.
 """
 
 from __future__ import annotations

@@ -264,7 +264,7 @@ def merged(memory: Memory, proposal: Proposal, removed: Sequence[Memory]) -> Mem
         m.id + (f" ({line})" if (line := memories.provenance_line(m)) else "") for m in removed
     ]
     # Redacted together like any write: a secret among another memory's keywords (committed by
-    # a careless or hostile hand) must not be copied into the memory we keep (issue 23.9).
+    # a careless or hostile hand) must not be copied into the memory we keep.
     fields = redacted_edits(memory.subject, memory.body, list(proposal.keywords))
     kept = replace(memory, occurred_at=proposal.occurred_at, **fields)  # type: ignore[arg-type]
     return with_fields(kept, **values)

@@ -85,7 +85,7 @@ def json_safe(value: Any) -> Any:
 def entry_and_memory(memory: Memory) -> tuple[dict[str, Any], Memory]:
     """`memory`'s entry, and the memory a scan through the catalog builds back from it: `memory`
     itself when the entry holds it exactly (its person-added keys are JSON already, no dates),
-    so a first scan does not build each memory twice (issue 36.2: ~10 % of a file's CPU)."""
+    so a first scan does not build each memory twice (~10 % of a file's CPU)."""
     entry = entry_from_memory(memory)
     if not memory.extra or entry["extra"] == dict(memory.extra):
         return entry, memory

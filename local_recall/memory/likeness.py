@@ -14,7 +14,7 @@ correct the other, and refusing the correction as a copy would keep the stale fi
 pair is never a paraphrase on the write path (supersession and `consolidate` handle corrections).
 A figure is what a memory states when its subject says it, or its body outside a runtime's
 version: "run the suite for Python 3.13 only" beside "…Python 3.12…" is an example each
-happened to run, not two facts (issue 34.2); "requires Python 3.9" / "3.12" in the subjects are.
+happened to run, not two facts; "requires Python 3.9" / "3.12" in the subjects are.
 
 A memory whose subject's words (4 or more) all recur in another's text restates that fact with
 a detail of its own ("Tests run through tox with the uv-venv-lock-runner" inside "…pytest; tox

@@ -2,7 +2,7 @@
 
 A first scan parses every memory file's header. Through PyYAML (libyaml's parser, then its
 pure-Python constructor and resolver) that was ~80 µs a header, a quarter of what a file cost:
-~8 s of CPU at 100,000 memories (issue 36.2). The renderer (format.py) writes one shape:
+~8 s of CPU at 100,000 memories. The renderer (format.py) writes one shape:
 `key: text` lines, and `- text` lines under a key with no value. `plain_header` reads exactly
 that shape and returns what the safe loader returns for it; for anything else (a comment, a
 flow collection, an anchor, an alias, a tag, a block scalar, an indented line, a quote with an

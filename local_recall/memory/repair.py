@@ -10,7 +10,7 @@ the old name is removed. What cannot be fixed this way — a symlink, broken YAM
 conflict markers, an empty body, another file already holding the id — is left untouched and
 said why.
 
-Not every stray file is a memory (issue 35.6): a README or index of the folder is left alone; a
+Not every stray file is a memory: a README or index of the folder is left alone; a
 file whose text a memory already holds is a copy, not a second memory; and `<id> 2.md`,
 `<id> (conflicted copy …).md`, `<id>.sync-conflict-….md` — a Finder, Dropbox or Syncthing copy
 of a memory — would become a second, perhaps contradicting, live memory: --fix says so and

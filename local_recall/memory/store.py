@@ -167,14 +167,14 @@ class MemoryStore:
                 # the same scan: its hash was checked (a pass over 100,000 memories)
                 if now is not seen and (found := self._holding(now, digest, again)) is not None:
                     return found
-                if self._temp_files:  # only a listing that saw one looks for them (issue 36)
+                if self._temp_files:  # only a listing that saw one looks for them
                     self._temp_files = remove_stale_temp_files(self.directory) > 0
                 memory = _from_draft(self, self._new_id(), draft, digest, draft.extra)
                 known = self._unmoved()
                 self._write(memory)
                 path = self.path_of(memory.id)
                 return Created(self._record_new_file(path, known), created=True)
-        except LockBusy:  # issue 35.7: "timed out waiting for the store lock" lost nothing
+        except LockBusy:  # timed out on the lock: a twin saved meanwhile holds the fact
             if (found := _holder(self.scan().memories, digest, unless)) is None:
                 raise
             return found
@@ -201,7 +201,7 @@ class MemoryStore:
         """Add a file this process just wrote to the catalog without re-scanning the folder
         (the scan before the write was fresh, under the same lock). `known`: the folder was as
         last listed right before the write, so its stat after it stands for the kept listing
-        and the next save need not list it (issue 36: 2 listings of 100,000 files a save)."""
+        and the next save need not list it (else 2 listings of 100,000 files a save)."""
         after = stat_key(self.directory) if known else None
         key = key_of(path.stat())
         _key, entry, memory = parse_entry(path, key, self.kind)

@@ -238,7 +238,7 @@ def opened_folder(directory: Path) -> Iterator[int | None]:
 def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused while a scan lists, loads and builds: many
     small containers, none of them garbage, and the collector's passes over them were ~30 % of
-    a first scan's CPU at 100,000 files (issue 36.2), and ~10 % more while only the entries
+    a first scan's CPU at 100,000 files, and ~10 % more while only the entries
     were built under it. Reference counting still frees memory."""
     enabled = gc.isenabled()
     gc.disable()

@@ -9,7 +9,7 @@ import string
 
 def is_fake_body(body: str) -> bool:
     """Fakes people write in docs: `xxxx`, `...EXAMPLE`, `****`, `abcdef...` sequences. Only
-    `xxxx` and `XXXX`: a random token holds `xXxX` in some case far more often (issue 23)."""
+    `xxxx` and `XXXX`: a random token holds `xXxX` in some case far more often."""
     if "EXAMPLE" in body or "xxxx" in body or "XXXX" in body or "..." in body or "***" in body:
         return True
     return len(set(body)) < 6 or is_sequential(body)

@@ -1,4 +1,4 @@
-"""Betterleaks' rules, adapted so that a token is found in prose as well as in code (issue 23).
+"""Betterleaks' rules, adapted so that a token is found in prose as well as in code.
 
 The rules were written for source files, and three of their habits lose a token a person
 wrote in a sentence, a note or a chat:

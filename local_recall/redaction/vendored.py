@@ -10,7 +10,7 @@ Betterleaks' global filter (placeholders such as `${TOKEN}`), as in Betterleaks,
 for fakes written in docs (`EXAMPLE`, `xxxx`, `...`). Rules compile on first use (~1 ms each).
 
 As they load, the rules are adapted to find a token in prose as well as in code
-(rule_shapes.py, issue 23): any character a token cannot hold may end it, a value that names
+(rule_shapes.py): any character a token cannot hold may end it, a value that names
 its vendor (`NRAK-…`) is found without the vendor's name around it, and a token's own prefix
 is among its rule's keywords.
 """

@@ -1,8 +1,8 @@
-"""Vendor tokens whose prefix ordinary text also has (issue 23): `s.` (HashiCorp Vault's legacy
+"""Vendor tokens whose prefix ordinary text also has: `s.` (HashiCorp Vault's legacy
 service tokens), `00` (Okta API tokens), `secret_` (Notion's legacy integration secrets) and
 `1//` (Google OAuth refresh tokens; `1//0` is also Python's floor division). Also Heroku's
 `HRKU-`, whose vendored rule wants exactly `HRKU-AA` + 58: a token of another length or second
-part, as people paste them, was kept in 4 of 5 prose phrasings (issue 35.11), and so were
+part, as people paste them, was kept in 4 of 5 prose phrasings, and so were
 refresh tokens not starting `1//0` or shorter than 40 after it.
 
 Each is taken wherever it stands (no vendor name, no key around it needed), but only when its

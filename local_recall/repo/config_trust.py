@@ -8,7 +8,7 @@ prompt there, a committed `claude_path` would run the attacker's program. Those 
 all; anything else comes from the user — the environment (`OLLAMA_HOST`,
 `LOCAL_RECALL_<SECTION>_<KEY>`) or the user config `~/.config/local-recall/config.toml`.
 
-A few more decide things that are each person's own (issue 23.7): whether Claude's verbatim
+A few more decide things that are each person's own: whether Claude's verbatim
 reasoning is captured (`[thinking] enabled`), and what extraction spends (`model`, the daily
 limits, retries, whether extraction and summaries call the model at all). Those are *personal
 keys*: a committed value may make things more private or cheaper than they would be without

@@ -1,4 +1,4 @@
-"""What changed between two loads of the memories, by object identity (issue 36, the save at
+"""What changed between two loads of the memories, by object identity (for a save at
 100,000 memories).
 
     changes = changes_between(before, after)       # one pointer compare per memory

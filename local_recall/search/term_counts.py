@@ -1,5 +1,5 @@
 """The store's term statistics as one process keeps them: counted by difference, persisted
-by difference (issue 36, the save at 100,000 memories).
+by difference, so a save at 100,000 memories costs what it changes.
 
     counts = TermCounts()
     counts.count(memories, changes, terms)       # a save: its memory's stems, not every memory's

@@ -1,4 +1,4 @@
-"""Which connections the viewer keeps (pure; server.py carries it out). Issue 23.4.
+"""Which connections the viewer keeps (pure; server.py carries it out).
 
 The viewer listens on a loopback TCP port any local user can reach without the token: ~1,100
 connections that never finish their headers used to stay open until the daemon ran out of file

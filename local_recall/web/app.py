@@ -93,7 +93,7 @@ def _error(exc: Exception) -> JSONResponse:
 
 class TooLarge(InvalidInput):
     """A request body over the cap: refused by its Content-Length, or as soon as the bytes
-    streamed in pass it — never read whole first (issue 23.6: 300 MB cost the daemon 564 MB)."""
+    streamed in pass it — never read whole first (a 300 MB body once cost the daemon 564 MB)."""
 
 
 async def _read_capped(request: Request, limit: int) -> bytes:

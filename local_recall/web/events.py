@@ -4,7 +4,7 @@ edit), as server-sent events. Published from any thread; read in the server's ev
 
 A stream is a request that never ends, so it holds one of the viewer's few connections for
 good: 300 streams opened with the token used to fill them all and every API request was
-refused (issue 35.11). At most `max_streams` are open; a new one ends the oldest (a page that
+refused. At most `max_streams` are open; a new one ends the oldest (a page that
 reconnects gets its own again, a closed tab's stream goes), and the connection it held is idle
 again, which the admission closes first when the viewer is full."""
 

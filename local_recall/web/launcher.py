@@ -1,4 +1,4 @@
-"""Handing the viewer's token to the browser without putting it on a command line (issue 23.6).
+"""Handing the viewer's token to the browser without putting it on a command line.
 
 `local-recall ui` used to run the browser with `http://127.0.0.1:PORT/?token=…` as its
 argument, where any local user can read it (`ps`, /proc/PID/cmdline). Now it writes a small

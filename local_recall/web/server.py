@@ -4,7 +4,7 @@ port the kernel picks, behind a fresh random token. The only module that imports
 Any local user can connect to that port, token or not: `_GuardedProtocol` keeps the number of
 connections bounded and closes those that do not send a request in time (admission.py), so a
 flood of half-sent requests cannot use up the daemon's file descriptors — and with them the
-query socket the hooks depend on (issue 23.4)."""
+query socket the hooks depend on."""
 
 from __future__ import annotations
 

@@ -186,7 +186,7 @@ def file_view_path(relative: str) -> str:
 
 def named_files(memories: Iterable[Memory]) -> frozenset[str]:
     """The files memories name: their anchors and their `file:` scopes (a folder scope names
-    no file). The file view serves only these (and only those git tracks): issue 23.6."""
+    no file). The file view serves only these (and only those git tracks)."""
     found: set[str] = set()
     for memory in memories:
         found.update(memory.files)

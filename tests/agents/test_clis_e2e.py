@@ -254,7 +254,7 @@ def test_copilot_with_what_init_wrote(tmp_path: Path) -> None:
 def test_copilot_loads_claude_codes_settings_in_a_repository_wired_for_both(
     tmp_path: Path,
 ) -> None:
-    """Issue 34.3: Copilot CLI loads .claude/settings.json too and drops the whole file over a
+    """Copilot CLI loads .claude/settings.json too and drops the whole file over a
     handler type it does not know (`mcp_tool`: "Invalid hook type"), so a team's other Claude
     Code hooks stopped running in Copilot. Wired for both, the file loads: no warning, the
     team's hook runs, and our own memories still reach the model."""

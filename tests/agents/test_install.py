@@ -107,7 +107,7 @@ def test_codex_uninstall_takes_our_servers_sub_tables_with_it() -> None:
 
 
 def test_codex_init_again_keeps_the_keys_a_user_added_to_our_table() -> None:
-    """Issue 35.8: running init again replaced our table whole, dropping what the user added."""
+    """Running init again once replaced our table whole, dropping what the user added."""
     installed = codex.plan({codex.HOOKS_FILE: None, codex.CONFIG_FILE: None}, LAUNCHER)
     edited = (installed[codex.CONFIG_FILE] or "").replace(
         "[mcp_servers.local-recall]\n", "[mcp_servers.local-recall]\nstartup_timeout_sec = 30\n"
@@ -296,7 +296,7 @@ def _prompt_handlers(repo: Path, name: str = "settings.json") -> list[str]:
 def test_claude_hooks_in_a_repository_wired_for_copilot_have_no_mcp_tool_handler(
     repo: Path, cli: CliRunner
 ) -> None:
-    """Issue 34.3: Copilot CLI loads .claude/settings.json (and settings.local.json) too and
+    """Copilot CLI loads .claude/settings.json (and settings.local.json) too and
     drops the whole file over an `mcp_tool` handler ("Invalid hook type"): once the repository
     is wired for Copilot, in whichever order, Claude Code's prompt hook is the command alone."""
     assert cli("init").returncode == 0
@@ -348,7 +348,7 @@ def test_a_deeply_nested_agent_file_is_reported_not_a_crash(
     path = repo / name
     path.parent.mkdir()
     path.write_text(text)
-    agent = name.split("/")[0].strip(".")
+    agent = name.split("/", maxsplit=1)[0].strip(".")
     done = cli("init", "--agent", agent)
     assert done.returncode != 0 and "not valid" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
@@ -377,7 +377,7 @@ def test_a_users_codex_config_comes_back_byte_for_byte(repo: Path, cli: CliRunne
 
 
 def test_init_checks_every_agents_files_before_writing_any(repo: Path, cli: CliRunner) -> None:
-    """Issue 35.8: `.codex/` was written, then the JSONC `.gemini/settings.json` refused."""
+    """`.codex/` was once written, then the JSONC `.gemini/settings.json` refused."""
     (repo / ".gemini").mkdir()
     jsonc = '{\n  // the theme we agreed on\n  "theme": "dark"\n}\n'
     (repo / ".gemini" / "settings.json").write_text(jsonc)
@@ -407,7 +407,7 @@ def test_a_hook_running_a_repository_file_is_not_called_ours() -> None:
 def test_doctor_never_says_to_trust_hooks_that_run_a_repository_file(
     repo: Path, cli: CliRunner
 ) -> None:
-    """Issue 35.8: `./tools/local-recall` only has our name; doctor said to trust it."""
+    """`./tools/local-recall` only has our name; doctor once said to trust it."""
     assert cli("init", "--agent", "codex").returncode == 0
     hooks = repo / ".codex" / "hooks.json"
     data = json.loads(hooks.read_text())

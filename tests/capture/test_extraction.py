@@ -164,7 +164,7 @@ def test_success_carries_structured_output_and_usage_with_cache_tokens() -> None
         (529, "transient"),
         (401, "unavailable"),
         (400, "permanent"),
-        (None, "unreachable"),  # no HTTP answer: connection refused, offline (issue 36.4)
+        (None, "unreachable"),  # no HTTP answer: connection refused, offline
     ],
 )
 def test_api_errors_are_classified_by_status_field(status: int | None, kind: str) -> None:
@@ -483,7 +483,7 @@ def test_hanging_api_is_killed_at_the_timeout(tmp_path: Path) -> None:
     claude = claude_or_fail()
     marker = f"LOCAL_RECALL_TEST_RUN={uuid.uuid4()}"
     reply: Reply = hang_reply()
-    # A loaded machine can take longer than 6 s to start `claude` (issue 38): then the timeout
+    # A loaded machine can take longer than 6 s to start `claude`: then the timeout
     # killed the start-up, not the hanging request. Each such round gets four times longer.
     for timeout in (6, 24, 96):
         with FakeAnthropic(lambda body: reply) as api:
@@ -603,7 +603,7 @@ def long_answer(index: int, size: int) -> dict[str, Any]:
 @pytest.mark.slow
 @requires_claude
 def test_long_answers_from_many_concurrent_runs_arrive_whole(tmp_path: Path) -> None:
-    """Issue 23.5: the CLI exits before a pipe drains its output past 64 KiB (cut at 65,524
+    """The CLI exits before a pipe drains its output past 64 KiB (cut at 65,524
     bytes with exit 0 under load). Eight runs at once, each answer several hundred KiB: every
     one must arrive whole, never as "unreadable output"."""
     claude = claude_or_fail()

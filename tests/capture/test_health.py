@@ -1,4 +1,4 @@
-"""Issue 24, point 1: health you can see. A failing extraction records the reason as the
+"""Health you can see. A failing extraction records the reason as the
 extractor printed it, since when, how many transcripts wait for a retry and when; `sync`,
 `daemon status`, `doctor`, the viewer's stats and the session-start context show it."""
 

@@ -1,4 +1,4 @@
-"""Issue 36.4: a session that ends offline. `local-recall sync --ended` (what the SessionEnd hook
+"""A session that ends offline. `local-recall sync --ended` (what the SessionEnd hook
 starts when no daemon answers) makes one `claude -p` attempt; the CLI's "Unable to connect to
 API" is recognised, recorded as the transcript's failure with its backoff and shown by
 `daemon status`; the retry is the backoff's, not a loop in the session-end process (it used to

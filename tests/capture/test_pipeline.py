@@ -1185,7 +1185,7 @@ def test_pass_report_json_has_every_figure() -> None:
 
 
 PARAPHRASED = [
-    (  # issue 24.5: edit distance 0.75 let it through the 0.9 check
+    (  # reworded: edit distance 0.75 let it through the 0.9 check
         (
             "Run the tests with pytest via tox",
             "Tests run through tox, which calls pytest; do not run pytest directly.",
@@ -1196,7 +1196,7 @@ PARAPHRASED = [
             "by hand.",
         ),
     ),
-    (  # issue 34.2: the user's subject said again with a detail added (cosine 0.74)
+    (  # restated: the user's subject said again with a detail added (cosine 0.74)
         (
             "Tests run through tox with the uv-venv-lock-runner",
             "tox is configured in pyproject.toml ([tool.tox]) and builds each environment from "
@@ -1213,7 +1213,7 @@ PARAPHRASED = [
 
 @pytest.mark.slow
 @requires_claude
-@pytest.mark.parametrize(("user", "extracted"), PARAPHRASED, ids=["issue24", "issue34"])
+@pytest.mark.parametrize(("user", "extracted"), PARAPHRASED, ids=["reworded", "restated"])
 def test_a_paraphrase_of_an_existing_memory_is_not_written(
     world: World, user: tuple[str, str], extracted: tuple[str, str]
 ) -> None:

@@ -2,7 +2,7 @@
 daemon the index is open and answers, synced first. In a one-shot pass (`sync --ended` with no
 daemon) the files and the vector cache answer, as for a hook with no daemon: an offline session
 end used to import LanceDB and sync the index (~1.5 s) before its one `claude -p` attempt, for
-nothing (issue 36.4). Real LanceDB in tmp_path, a real embedder client over HTTP
+nothing. Real LanceDB in tmp_path, a real embedder client over HTTP
 (tests/fake_ollama.py)."""
 
 from __future__ import annotations

@@ -178,7 +178,7 @@ def test_compact_puts_the_continued_session_first_and_clear_the_newest() -> None
 
 
 def test_a_summary_identical_to_one_shown_before_it_is_left_out() -> None:
-    """Issue 34.9: three `claude -p` runs that asked and did the same gave three identical
+    """Three `claude -p` runs that asked and did the same used to give three identical
     summaries, all injected at session start."""
     same = "## Request\n\nRun the tests\n\n## Done\n\n- ran tox"
     first, again, third = (
@@ -354,7 +354,7 @@ def test_not_committed_adds_the_folder_to_gitignore(tmp_path: Path) -> None:
 
 
 def test_a_one_turn_sessions_empty_summary_is_empty() -> None:
-    """Issue 24.5: "Session: n/a", every section "(none)", was written and injected."""
+    """An empty summary ("Session: n/a", every section "(none)") was once written and injected."""
     assert is_empty_summary(SummaryFields("n/a", (), (), ()), [])
     assert is_empty_summary(SummaryFields("What does tox do?", ("(none)",), ("N/A",), ()), [])
     assert not is_empty_summary(SummaryFields("n/a", ("Fixed the lock test",), (), ()), [])

@@ -97,8 +97,8 @@ def _processes() -> dict[int, tuple[int, bytes]]:
 def stop_ended_syncs(marker: Path) -> None:
     """Kill what the test's last sessions left running: a session that ends (or compacts)
     after the test has what it checks starts a `local-recall sync --ended` for its transcript,
-    which then tries its `claude -p` call once against the closed fake API (before issue 36.4
-    it retried for ~30 s, ~6 s of CPU taken from the tests after it; a few seconds of model
+    which then tries its `claude -p` call once against the closed fake API (it once
+    retried for ~30 s, ~6 s of CPU taken from the tests after it; a few seconds of model
     loading and one node start remain). Found by this test's tmp_path in their command line,
     with the processes they started, never by name."""
     processes = _processes()

@@ -279,7 +279,7 @@ def test_session_end_hands_the_transcript_to_the_daemon(repo: Path, stand_in: St
     assert ran.stdout == ""
     [request] = stand_in.requests
     assert (request["op"], request["path"]) == ("transcript_done", "/t/s.jsonl")
-    # the session's Claude Code variables, so the daemon extracts with this session's (issue 24)
+    # the session's Claude Code variables, so the daemon extracts with this session's
     assert request["env"] and all(is_claude_variable(name) for name in request["env"])
     assert request["env"]["CLAUDE_CONFIG_DIR"]
     assert "gave up" not in log_text(repo)

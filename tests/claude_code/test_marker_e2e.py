@@ -1,4 +1,4 @@
-"""The prompt marker under attack and after a crash, with the real Claude Code CLI (issue 35.5):
+"""The prompt marker under attack and after a crash, with the real Claude Code CLI:
 another local user's `local-recall-mcp-<pid>` directory must not make both handlers answer, and
 a dead server's marker whose pid was reused must not silence the command. On the fixtures and
 session driver of test_prompt_hook_e2e.py."""

@@ -1,4 +1,4 @@
-"""Another local user's `local-recall-mcp-<pid>` directory (issue 35.5): in /tmp anyone can make
+"""Another local user's `local-recall-mcp-<pid>` directory: in /tmp anyone can make
 it first, for thousands of pids. The session's MCP server then cannot hold a marker, so it
 answers no prompt — the command, which the guard lets through, answers each one, once."""
 

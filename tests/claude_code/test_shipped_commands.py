@@ -1,4 +1,4 @@
-"""What we ship must be true (issue 23.8): every `local-recall ...` command named in the agent
+"""What we ship must be true: every `local-recall ...` command named in the agent
 files `init` installs, the plugin in `hooks/`, the docs, the README and the messages of the
 package itself must be a command the real CLI accepts, with options it has. The shipped skill
 once told agents to run `local-recall still-true ID`, which does not exist."""

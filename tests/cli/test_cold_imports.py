@@ -1,4 +1,4 @@
-"""Issue 36.5: a first `local-recall add` imports what it uses. YAKE picks the keywords without
+"""A first `local-recall add` imports what it uses. YAKE picks the keywords without
 networkx (its package import, all of networkx's algorithms, was ~0.37 s of a first add: YAKE
 only uses a directed graph, `memory/keywords.CoOccurrenceGraph`), and redaction runs
 detect-secrets' patterns without detect-secrets (its plugin registry, ~0.2 s:

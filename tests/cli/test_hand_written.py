@@ -1,4 +1,4 @@
-"""Issue 24, point 4: hand-written memories are first-class — `new` and `edit ID` open $EDITOR
+"""Hand-written memories are first-class — `new` and `edit ID` open $EDITOR
 on a memory file; a misnamed or incomplete file is reported by `list`/`search` in one line and
 made a memory by `doctor --fix`, nothing lost."""
 
@@ -82,7 +82,7 @@ path.write_text(head + "---\\n\\nTimestampSigner appends the time.\\n")
 def test_new_refuses_the_placeholder_subject_with_its_message(
     cli: CliRunner, repo: Path, tmp_path: Path
 ) -> None:
-    """Issue 34.6: the template is valid YAML, so a subject left as it was gets the documented
+    """The template is valid YAML, so a subject left as it was gets the documented
     message (docs/first-week.md), not a YAML error."""
     made = cli("new", env=editor(tmp_path, BODY_ONLY))
     assert made.returncode != 0

@@ -1,4 +1,4 @@
-"""`local-recall init` plans everything, then writes (issue 23.8): a refusal leaves the
+"""`local-recall init` plans everything, then writes: a refusal leaves the
 repository exactly as it was, and what it reports about each file is true."""
 
 from __future__ import annotations

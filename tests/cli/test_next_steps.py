@@ -1,4 +1,4 @@
-"""Issue 34.4: `init --agent codex|gemini|copilot` ends with that agent's next steps: how to
+"""`init --agent codex|gemini|copilot` ends with that agent's next steps: how to
 start it, the trust it asks for once, and a `git add` naming only files that exist."""
 
 from __future__ import annotations

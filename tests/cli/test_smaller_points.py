@@ -1,4 +1,4 @@
-"""Issue 24, point 8: the small things a new user trips on — what to do after `init`, the
+"""The small things a new user trips on — what to do after `init`, the
 personal settings file kept out of git, a word when redaction changed the text, `-k a,b`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A warm CLI (issue 24.6): with the daemon running, `search`, `list` and `why` are answered through
+"""A warm CLI: with the daemon running, `search`, `list` and `why` are answered through
 its socket (cli/warm.py) with the same hits, rows and output as the CLI's own process; without
 it, the CLI answers itself and says once that a search loads the model. Real daemon, real
 subprocesses, real index."""

@@ -446,7 +446,7 @@ def test_modules_in_the_repo_do_not_shadow_the_daemons(repo: Path) -> None:
 def test_missing_claude_is_one_warning_when_it_starts_and_one_when_it_ends(
     repo: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Issue 13 point 8: no `claude` on the daemon's PATH is an expected, lasting condition:
+    """No `claude` on the daemon's PATH is an expected, lasting condition:
     one warning when it starts (no traceback, not once per pass), one when it ends."""
     from local_recall.capture.extraction.claude_cli import NOT_FOUND_MESSAGE
     from local_recall.daemon.runtime import Daemon

@@ -1,4 +1,4 @@
-"""Issue 24, point 2, end to end with the real Claude Code CLI: the API address changes between
+"""End to end with the real Claude Code CLI: the API address changes between
 two sessions (two fake Anthropic servers, the first stopped), and the second session's
 transcript is extracted through the second without anyone restarting the daemon. The
 variables reach the daemon with the session's own hooks; their values are never logged.

@@ -1,6 +1,6 @@
 """`local-recall/state/daemon.socket` is a file in the checkout: a clone may have committed one
 naming another repository's daemon of the same user. Clients ask `ping` first and talk only to
-a daemon serving their own root (issue 35.2)."""
+a daemon serving their own root."""
 
 from __future__ import annotations
 

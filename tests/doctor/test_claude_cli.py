@@ -1,4 +1,4 @@
-"""Issue 34.9: `doctor` says "claude cli: not on PATH" as a warning when extraction runs it
+"""`doctor` says "claude cli: not on PATH" as a warning when extraction runs it
 (enabled, extractor = claude), as information otherwise."""
 
 from __future__ import annotations

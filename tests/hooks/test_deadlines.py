@@ -1,5 +1,5 @@
 """The hooks' own deadlines: the values (literals, no stopwatch) and the setting that replaces
-them, so a test waits for an event instead of racing a deadline on a busy machine (issue 38).
+them, so a test waits for an event instead of racing a deadline on a busy machine.
 That a hook really leaves at its deadline is tests/claude_code/test_hooks.py
 (test_a_stuck_hook_gives_up_at_the_deadline), against stdin that never ends."""
 

@@ -1,4 +1,4 @@
-"""Issue 24, point 4: a memory whose `file:` anchor is missing at HEAD is stale whoever wrote it
+"""A memory whose `file:` anchor is missing at HEAD is stale whoever wrote it
 (a hand-written memory has no `commit:`), it is labelled when injected — checked then, with no
 git on the hook's path — and a `file:` scope follows a rename."""
 

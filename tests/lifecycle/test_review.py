@@ -300,7 +300,7 @@ def test_review_cli(cli: CliRunner, repo: Path) -> None:
 
 
 def test_review_names_a_look_alike_and_merges_it(cli: CliRunner, repo: Path) -> None:
-    """Issue 24.5: the extractor's rewording of the user's memory waited in review unflagged."""
+    """The extractor's rewording of the user's memory once waited in review unflagged."""
     recall = _recall(repo)
     mine = recall.add(
         "Run the tests with pytest via tox",

@@ -91,7 +91,7 @@ def test_commit_outside_history_uses_its_direct_diff_or_existence() -> None:
 
 
 def test_memories_without_anchors_are_never_stale_without_commit_only_if_missing() -> None:
-    # issue 24: a hand-written memory (no commit) about a file not at HEAD is stale too
+    # a hand-written memory (no commit) about a file not at HEAD is stale too
     memories = [Anchored("a", None, ("gone.py",)), Anchored("b", "c1", ())]
     assert set(find_stale(memories, HISTORY, head_lines={})) == {"a"}
     assert find_stale(memories, HISTORY, head_lines={"gone.py": 3}) == {}

@@ -1,4 +1,4 @@
-"""Contradictions (issue 11, point 6): the extractor sees the existing memories most similar to
+"""Contradictions: the extractor sees the existing memories most similar to
 the new turns and may say a new memory supersedes one; that one is marked, ranks lower, shows as
 superseded in review and MCP rows, and is never deleted without a person.
 

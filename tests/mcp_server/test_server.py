@@ -265,7 +265,7 @@ def test_round_trip_save_search_get_timeline_recent_delete(repo: Path) -> None:
             },
         )
         assert again == {"id": saved["id"], "created": False}
-        # the same fact in other words (issue 24.5): the existing memory, named
+        # the same fact in other words: the existing memory, named
         reworded = await call(
             client,
             "save_memory",

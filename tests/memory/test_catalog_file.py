@@ -1,4 +1,4 @@
-"""Issue 36.1: the store's catalog is appended to by a save, not rewritten: whatever the sequence
+"""The store's catalog is appended to by a save, not rewritten: whatever the sequence
 of adds, edits, deletes and hand edits, by two writers (two `Recall`s: two processes' views),
 the catalog read back from its base and log is the one a store scanning from scratch writes."""
 
@@ -104,7 +104,7 @@ def test_a_log_that_follows_another_base_is_ignored(repo: Path) -> None:
 
 
 def test_saves_append_again_once_a_new_base_is_written(tmp_path: Path) -> None:
-    """Issue 36 at 100,000 memories: once the log outgrew its quarter and a save wrote a new
+    """At 100,000 memories, once the log outgrew its quarter and a save wrote a new
     base, the old log (now following nothing) still counted as the log's size, so every save
     after it wrote the whole base again (79 MB each). The same entry saved again and again (a
     session summary rewritten as its session goes on) keeps the base's size: counted here."""

@@ -1,4 +1,4 @@
-"""One memory under several spellings of its id (issue 23.3): `<UUID>.md` in upper case, without
+"""One memory under several spellings of its id: `<UUID>.md` in upper case, without
 dashes or with a leading space is a second file claiming the same id. Only the canonical file
 is read, so `rm` used to remove that one and leave the others in the tree; now every command
 that acts on an id acts on every file that claims it, or refuses naming them all."""

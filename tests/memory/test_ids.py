@@ -1,4 +1,4 @@
-"""Issue 24, point 4: memory ids by unique prefix everywhere (as git takes commit ids): the CLI,
+"""Memory ids by unique prefix everywhere (as git takes commit ids): the CLI,
 the MCP tools and the viewer's API; an ambiguous prefix lists the candidates."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_cli_takes_a_unique_prefix_and_lists_an_ambiguous_one(cli: CliRunner, se
     assert "Signer keys rotate" in line
     missing = cli("show", "ffff")
     assert missing.returncode != 0 and "ffff" in missing.stderr
-    short = cli("show", "29")  # issue 34.9: not "expected a UUID" for a too-short prefix
+    short = cli("show", "29")  # not "expected a UUID" for a too-short prefix
     assert short.returncode != 0 and "at least 4 of its first hex digits" in short.stderr
     assert "Traceback" not in short.stderr and len(short.stderr.strip().splitlines()) == 1
     assert cli("rm", "0939a").returncode == 0

@@ -1,4 +1,4 @@
-"""Issue 34.9: automatic keywords are terms, not clauses YAKE happened to rank (`variables
+"""Automatic keywords are terms, not clauses YAKE happened to rank (`variables
 works`, `objects keyed` in a new user's first memories)."""
 
 from __future__ import annotations

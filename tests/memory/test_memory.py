@@ -341,7 +341,7 @@ def test_multiline_extra_values_and_unicode_survive() -> None:
 
 
 def test_the_new_memory_template_is_a_memory_file() -> None:
-    """Issue 34.6: `new`'s template parses, so a placeholder left in is refused by name."""
+    """`new`'s template parses, so a placeholder left in is refused by name."""
     from local_recall.memory.hand_edit import PLACEHOLDER_SUBJECT, new_memory_text, read_edited
 
     now = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)

@@ -2,7 +2,7 @@
 
 Whatever it accepts, it must read exactly as the safe loader does (same keys, values and types);
 everything else it leaves to the loader behind the guard. The first scan at 100,000 memories
-leans on it (issue 36.2): a memory file as the renderer writes it never reaches PyYAML."""
+leans on it: a memory file as the renderer writes it never reaches PyYAML."""
 
 from __future__ import annotations
 

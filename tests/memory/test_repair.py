@@ -1,4 +1,4 @@
-"""`doctor --fix` adopts only what is a memory (issue 35.6): a README or index of the folder is
+"""`doctor --fix` adopts only what is a memory: a README or index of the folder is
 left alone, a file whose text a memory holds is a copy, and `<id> 2.md`-style copies (Finder,
 Dropbox, Syncthing) are refused with a report line instead of becoming a second live memory.
 The decisions with literals, then `doctor --fix` on a real repository."""

@@ -1,4 +1,4 @@
-"""Issue 34.2: a memory that says another's subject again with a detail of its own (the
+"""A memory that says another's subject again with a detail of its own (the
 extractor's copy of a memory it was shown) is one fact on the write path, in `review`'s "looks
 like", in `consolidate` and in the prompt hook; a version the writer ran is not the fact."""
 

@@ -1,4 +1,4 @@
-"""Saves under load (issue 35.7): 20 agents saving at once got "timed out waiting for the store
+"""Saves under load: 20 agents saving at once used to get "timed out waiting for the store
 lock" because each save held the lock across its paraphrase check, which syncs the index and
 may load the embedding model. The check is now decided outside the lock; the lock covers the
 hash check, a re-check only if memories were written meanwhile, and the write. A save that

@@ -1,4 +1,4 @@
-"""A save costs what it changes (issue 36, the store side at 100,000 memories), counted.
+"""A save costs what it changes (the store side at 100,000 memories), counted.
 
 A save listed the folder twice (its scan, then the same under the store lock: a stat of every
 file, ~1 s of CPU at 100,000) and once more for a killed writer's temp files, and it wrote the

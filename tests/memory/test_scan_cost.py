@@ -1,4 +1,4 @@
-"""What a first scan does per memory file, counted (issue 36.2): no wall clock, no mocks.
+"""What a first scan does per memory file, counted: no wall clock, no mocks.
 
 At 100,000 memories a first scan (no catalog yet) cost ~49 s under load. Per file it resolved
 the folder's path again (`realpath`: an lstat per folder on the way) and handed the header to
@@ -214,7 +214,7 @@ def save_calls(root: Path, count: int) -> tuple[int, int, int, MemoryStore]:
 
 
 def test_a_save_lists_the_folder_once_and_the_next_scan_rebuilds_nothing(tmp_path: Path) -> None:
-    """Issue 36, the save at 5,000 memories: a save listed the folder twice (its scan, then
+    """A save at 5,000 memories once listed the folder twice (its scan, then
     the same scan under the store lock: ~30 ms each at 5,000 files), and the next scan rebuilt
     the list of memories because the save had dropped it. Now the scan under the lock is the
     first while neither the folder nor the catalog moved, and the save's file is added to the
@@ -258,7 +258,7 @@ def test_the_scan_under_the_lock_sees_a_file_added_meanwhile(tmp_path: Path) -> 
 
 
 def test_a_first_scan_builds_each_memory_once_and_as_the_catalog_does(tmp_path: Path) -> None:
-    """Issue 36.2: a first scan parsed each file into a memory, made its catalog entry, then
+    """A first scan once parsed each file into a memory, made its catalog entry, then
     built the memory again from the entry (~10 % of a file's CPU). Now the parsed memory is
     kept when the entry holds it exactly; a person's key that JSON changes (a date) still goes
     through the entry. Either way the memories equal a scan through the catalog."""

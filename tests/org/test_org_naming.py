@@ -1,4 +1,4 @@
-"""Issue 34.8: an org dataset is never named after a path on this machine (a local remote is
+"""An org dataset is never named after a path on this machine (a local remote is
 refused with what to do), `org forget NAME` removes the dataset an earlier name or remote left
 behind (its memories were listed twice), and `search --org` without a URI does not tell the
 user to pass `--to`, which `search` lacks. Real git, a real folder store, the real CLI."""

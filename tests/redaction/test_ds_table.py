@@ -1,4 +1,4 @@
-"""The copies redaction keeps of detect-secrets (so a save does not import it: issue 36.5) are
+"""The copies redaction keeps of detect-secrets (so a save does not import it) are
 what the installed detect-secrets has: its detectors' patterns, less our exclusions, and its
 sequential-string filter."""
 

@@ -310,7 +310,7 @@ def test_redact_for_storage_removes_private_spans_then_redacts() -> None:
 
 # A linear redaction of ten times the text costs ~10x the CPU (measured 6.5-14x across these
 # inputs); a quadratic one ~100x. CPU time of this thread, not wall time: other jobs on the
-# machine hardly move it (issue 38). Throughput itself is benchmarks/redaction.py --speed.
+# machine hardly move it. Throughput itself is benchmarks/redaction.py --speed.
 LINEAR = 30
 
 
@@ -401,7 +401,7 @@ def test_adversarial_megabyte_stays_linear(text: str) -> None:
         " " * 40,
         "\n",
         "ghp_",
-        "s.",  # the weak vendor prefixes and the tokens freed from their context (issue 23)
+        "s.",  # the weak vendor prefixes and the tokens freed from their context
         "s.Ab1",
         "secret_",
         "1//0",

@@ -1,4 +1,4 @@
-"""Vendor tokens wherever they stand (issue 23): every format of tests/vendor_tokens.py in every
+"""Vendor tokens wherever they stand: every format of tests/vendor_tokens.py in every
 phrasing through `redact_for_storage`, weak prefixes caught when random and left alone when
 not, and the pure rule adaptations (local_recall/redaction/rule_shapes.py) on literals.
 
@@ -41,8 +41,8 @@ def left_of(token: str, text: str) -> list[str]:
     ]
 
 
-def test_the_formats_cover_issue_23_and_the_formats_the_rules_knew() -> None:
-    assert sum(f.issue_23 for f in FORMATS) == 19
+def test_the_formats_cover_those_once_kept_and_those_the_rules_knew() -> None:
+    assert sum(f.once_kept for f in FORMATS) == 19
     assert len(FORMATS) >= 38 + 19 and len({f.name for f in FORMATS}) == len(FORMATS)
     assert {f.name for f in FORMATS if f.weak} >= {
         "HashiCorp Vault legacy token",

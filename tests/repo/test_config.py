@@ -105,7 +105,7 @@ def test_sections_are_frozen() -> None:
         Config().search.min_score = 0.5  # type: ignore[misc]
 
 
-# --- personal keys: privacy and spending are each user's (issue 23.7) -----------------------------
+# --- personal keys: privacy and spending are each user's ------------------------------------------
 
 
 def write(path: Path, text: str) -> Path:

@@ -1,4 +1,4 @@
-"""A checkout the user can read but not write (issue 23.2): a shared checkout, a CI workspace
+"""A checkout the user can read but not write: a shared checkout, a CI workspace
 owned by another user, a read-only volume. Memories must still be searched and injected, the
 derived index and state go to a per-user cache folder keyed by the repository, the daemon runs
 with that cache, `doctor` says so, and nothing is written — or even attempted — inside the

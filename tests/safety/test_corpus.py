@@ -1,4 +1,4 @@
-"""End-to-end secret corpus (issue 6): the whole product, not just `redact`.
+"""End-to-end secret corpus: the whole product, not just `redact`.
 
 Every planted secret of tests/secret_corpus.py goes in through each way text enters local-recall:
 `local-recall add` / `edit` (body, subject, --keyword), the MCP server's `save_memory`, a
@@ -69,7 +69,7 @@ offline = test_pipeline.offline
 minilm = test_pipeline.minilm
 
 # The hand-written corpus, a quarter of the vendored rules (each form in turn) and every vendor
-# format once (issue 23: tokens in prose, each phrasing in turn); KINDS, the markers every path
+# format once (tokens in prose, each phrasing in turn); KINDS, the markers every path
 # must show, are the hand-written kinds.
 PLANTED = [*HAND_WRITTEN, *e2e_rule_samples(), *e2e_vendor_samples()]
 PIECE = 20
@@ -200,7 +200,7 @@ def test_a_draft_is_redacted_before_its_keywords_are_cut_to_100_characters() -> 
 
 
 def test_a_summary_answer_is_redacted_before_its_fields_are_cut() -> None:
-    """Issue 23: a summary's fields were folded and cut to 2,000 characters before the draft
+    """A summary's fields were once folded and cut to 2,000 characters before the draft
     redacted them, so a secret across the cut left its first half in the summary file."""
     item = "x" * (MAX_FIELD_CHARS - 20) + " pushed with " + TOKEN  # the cut leaves 7 of 40
     fields = validate_summary({"request": f"Deploy with\n{TOKEN}", "done": [item, item]})
@@ -232,7 +232,7 @@ def test_a_scope_holding_a_secret_is_refused_and_an_edited_subject_redacted_befo
 def test_a_secret_recognised_in_the_body_leaves_no_copy_in_subject_or_keywords(
     repo: Path,
 ) -> None:
-    """Issue 13: the same value given bare as a keyword (or in the subject) was stored verbatim
+    """The same value given bare as a keyword (or in the subject) was stored verbatim
     although the body's copy was redacted. Fields are redacted together, on save and on edit."""
     recall = Recall.open(settings=Settings(root=repo, environ=clean_env()))
     first, second = "hunter2-Zq8xW1", "s3cr3t-Pv7yT4"
@@ -397,7 +397,7 @@ def save_then_read(root: Path, saves: Sequence[tuple[int, Save]]) -> McpRun:
         for n, save in saves:
             saved = await call(client, "save_memory", save.arguments(n))
             if not saved["created"]:
-                # read as a paraphrase of an earlier one (issue 24's check runs on the redacted
+                # read as a paraphrase of an earlier one (the paraphrase check runs on the redacted
                 # text): nothing of it is written, which the leak checks below still cover
                 assert saved.get("looks_like"), (n, [p.kind for p in save.secrets], saved)
                 run.refused.append(save)
@@ -523,7 +523,7 @@ def repeating_model() -> Callable[[Any], Reply]:
             planted = PLANTED[step]
             line = one_line(planted.text)
             subject = line if len(line) <= 120 else f"Credential from step {step}"
-            own = unlike_the_others(step)  # each secret's memory its own fact (issue 24)
+            own = unlike_the_others(step)  # each secret's memory its own fact
             remember = f"Remember this ({own}):\n{planted.text}\n<private>{PRIVATE}</private>\n"
             memories += [
                 {"subject": subject, "body": remember, "keywords": [planted.text]},
@@ -738,7 +738,7 @@ class EchoingSummariser:
 def test_secrets_in_a_summary_answer_reach_no_summary_file(
     offline: World, figures: dict[str, str]
 ) -> None:
-    """Session summaries (issue 23): a summariser that repeats every planted secret, right
+    """Session summaries: a summariser that repeats every planted secret, right
     across the cuts its answer goes through (a field to 2,000 characters, the subject to 150),
     leaves no piece of any in a summary file or anywhere else under local-recall/."""
     groups = batches(PLANTED, FIELDS_PER_SUMMARY)

@@ -1,5 +1,5 @@
 """The hostile repository (tests/safety/test_hostile_repo.py) against the surfaces added since
-it was written (issue 23.9): the viewer's endpoints, review / stale / consolidate, and session
+it was written: the viewer's endpoints, review / stale / consolidate, and session
 summaries. The same rules: hostile input is reported, never a traceback or an "internal
 error"; nothing outside the repository is read into an answer or written (the canary folder's
 content and mtimes); no secret is stored by anything local-recall writes.

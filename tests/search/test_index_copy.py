@@ -1,4 +1,4 @@
-"""Issue 36, the save at 5,000 memories: a save read every row's fingerprints from LanceDB (the
+"""A save at 5,000 memories once read every row's fingerprints from LanceDB (the
 sync's plan, ~50 ms of CPU at 5,000), every whole-text vector (the paraphrase check, ~35 ms) and
 then the vectors it had just written (the relevance cache's append, ~20 ms). The index now keeps
 a copy of the first two in step with its own writes, valid while the table is at the version it

@@ -122,7 +122,7 @@ def test_a_query_without_content_words_has_no_match() -> None:
 
 
 def test_the_one_memory_case_is_relevant_with_and_without_a_vector() -> None:
-    """Issue 12: "how do I run the tests?" against "Run tests with make test" must be injected
+    """The question "how do I run the tests?" against "Run tests with make test" must be injected
     whether a daemon answers or not (it was 1.00 without one and 0.22, dropped, with one)."""
     got = features("how do I run the tests?", 0.488, [RUN_TESTS])
     assert rel.relevance(got) >= rel.DEFAULT_THRESHOLD

@@ -1,4 +1,4 @@
-"""Issue 36, the search side of a save at 100,000 memories: the save's sync passed over every
+"""The search side of a save at 100,000 memories: the save's sync once passed over every
 memory several times (the keyword index, the fuzzy signature, the kinds, the fingerprints, the
 plan, the pending check, the term statistics) and rewrote the term statistics whole (~1.2 MB at
 100,000). Each part now follows what changed (search/changes.py: by object identity) and the

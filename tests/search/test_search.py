@@ -567,9 +567,9 @@ def test_a_save_judges_paraphrases_on_its_scan_and_rescans_only_under_its_lock(
     """`save(unless_paraphrase=True)` checks the content hash and the paraphrase on one scan,
     outside the store's lock, and the index sync behind the paraphrase check takes that scan
     instead of making its own; under the lock one more scan sees whether anything was written
-    meanwhile (issue 35.7: the check no longer holds the lock). Each scan stats every file;
-    the one under the lock only when the folder or the catalog moved since the first (issue 36:
-    a folder changed within a file-system tick of its listing is not trusted, hence `settled`)."""
+    meanwhile (the check no longer holds the lock). Each scan stats every file;
+    the one under the lock only when the folder or the catalog moved since the first
+    (a folder changed within a file-system tick of its listing is not trusted, hence `settled`)."""
     from local_recall.memory.store import MemoryStore
 
     recall, _ = indexed

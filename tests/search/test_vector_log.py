@@ -1,4 +1,4 @@
-"""Issue 36.1: the relevance cache is appended to, not rewritten, by a sync that changed a few
+"""The relevance cache is appended to, not rewritten, by a sync that changed a few
 memories; a later sync off the save path folds the log into a new base. Whatever the sequence
 of adds, edits and deletes, the cache reads back row for row, byte for byte, as a cache written
 whole from the index (real LanceDB and MiniLM on disk). A torn append (a crash) is ignored by

@@ -1,4 +1,4 @@
-"""The daemon under a local flood (issue 23.4): any local user can open connections to the
+"""The daemon under a local flood: any local user can open connections to the
 viewer's loopback port. ~1,100 requests whose headers never finish used to stay open until the
 daemon ran out of file descriptors; then the query socket failed every accept (~7,700 warnings
 in seconds) and the prompt hook fell back to searching in-process. Now the viewer keeps at most

@@ -243,7 +243,7 @@ def test_api_file_view_stays_inside_the_repository(client: tuple[Any, Any]) -> N
 
 
 def test_api_file_view_serves_only_tracked_files_a_memory_names(client: tuple[Any, Any]) -> None:
-    """Issue 23.6: `/api/file?path=.env` served any working-tree file, ignored secrets too."""
+    """`/api/file?path=.env` once served any working-tree file, ignored secrets too."""
     http, recall = client
     root = recall.root
     (root / ".gitignore").write_text(".env\n")

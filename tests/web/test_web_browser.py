@@ -286,7 +286,7 @@ def test_a_dispute_shows_its_reason_and_this_users_sessions_and_accept_settles_i
 def test_ui_hands_the_token_over_without_the_browser_command_line(
     site: tuple[Path, str], browser: Any, tmp_path: Path
 ) -> None:
-    """Issue 23.6: `local-recall ui` ran the browser with the token in its argument, which any
+    """`local-recall ui` once ran the browser with the token in its argument, which any
     local user can read in /proc. Now the browser gets the path of a page only the user can
     read; the token travels from it in the URL fragment and is kept in sessionStorage."""
     import os

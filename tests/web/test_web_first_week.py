@@ -1,8 +1,8 @@
-"""The viewer's first-week fixes (issue 24.7) in a real headless Chromium against a real daemon:
+"""The viewer's first-week fixes in a real headless Chromium against a real daemon:
 no page ever shows "null" or "undefined", typing searches (debounced, the box keeps focus),
 session summaries are listed, searched and opened, the new-memory form writes through the
 library (redaction named, never the value), links follow a renamed file, and the review queue
-names a look-alike and merges it (issue 24.5). Every wait is on a condition (tests/browser.py)."""
+names a look-alike and merges it. Every wait is on a condition (tests/browser.py)."""
 
 from __future__ import annotations
 

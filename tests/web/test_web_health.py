@@ -1,4 +1,4 @@
-"""Issue 34.5: the viewer shows failing extraction on every page, as the session start does,
+"""The viewer shows failing extraction on every page, as the session start does,
 and on the Stats page whatever its state: in a real headless Chromium against a real daemon
 (tests/browser.py), on a repository whose extraction has been failing for two hours."""
 

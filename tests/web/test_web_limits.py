@@ -1,4 +1,4 @@
-"""The viewer's limits (issue 23.4 and 23.6): which connections it keeps, decided over literals;
+"""The viewer's limits: which connections it keeps, decided over literals;
 then the real uvicorn server on a real socket — a body over the cap refused by its
 Content-Length or while it streams, a half-sent request closed at its deadline, a crowd of idle
 connections never holding more than the cap while a real request still gets through — and the
@@ -242,7 +242,7 @@ def open_stream(port: int, token: str) -> socket.socket | None:
 
 @pytest.mark.parametrize("count", [30, 300])
 def test_open_event_streams_never_keep_the_api_out(tmp_path: Path, count: int) -> None:
-    """Issue 35.11: every stream held a connection for good, and 300 of them (default limits)
+    """Every stream once held a connection for good, and 300 of them (default limits)
     left none for the API. A new stream now ends the oldest past `max_streams`, and the
     connection it held is idle again: the first to go when the viewer is full."""
     limits = SMALL if count == 30 else Limits()

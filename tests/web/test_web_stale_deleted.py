@@ -1,4 +1,4 @@
-"""Issue 34.9: the Stale page does not offer "Still true" for a memory whose file was deleted:
+"""The Stale page does not offer "Still true" for a memory whose file was deleted:
 it offers to keep the memory without that file (what `review still-true` does to a deleted
 anchor), and doing so does that. Real headless Chromium against a real daemon."""
 

@@ -2,9 +2,9 @@
 into files, the whole process group killed on a timeout.
 
 stdout and stderr go to files, never pipes: a Node CLI exits before a pipe has drained its
-output, so an answer past 64 KiB was cut at 65,524 bytes with exit 0 when the machine was busy
-(issue 23). Writes to a file are complete when it exits. stderr's end is kept: without a JSON
-result, that is where a CLI says why it failed (issue 24)."""
+output, so an answer past 64 KiB was cut at 65,524 bytes with exit 0 when the machine was busy.
+Writes to a file are complete when it exits. stderr's end is kept: without a JSON result, that
+is where a CLI says why it failed."""
 
 from __future__ import annotations
 

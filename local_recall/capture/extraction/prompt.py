@@ -279,7 +279,7 @@ def fold(text: str) -> str:
 # rate_limited / transient: try again after a backoff; unavailable: not usable now (missing
 # model, bad credentials); permanent: this request would fail again; unreachable: no answer
 # from the API at all (offline, connection refused): not retried seconds later, the pass's
-# own backoff is (issue 36.4).
+# own backoff is.
 FailureKind = Literal["rate_limited", "transient", "unavailable", "permanent", "unreachable"]
 
 

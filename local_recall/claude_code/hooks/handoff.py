@@ -12,7 +12,7 @@ command before Python starts. The marker's `live` names something only the runni
 `/proc/<pid>/fd/<n>/<token>`, where `<n>` is the server's open handle on the marker directory and
 `<token>` a file of random name in it. A server that dies leaves a dangling link and the command
 answers again — even once its pid is reused, which `/proc/<pid>` alone would have taken for a
-live server and kept the command silent for good (issue 35.5). A marker directory that is
+live server and kept the command silent for good. A marker directory that is
 someone else's (another local user can make `/tmp/local-recall-mcp-<pid>` first) or cannot be
 made leaves the command answering every prompt, and the server then answers none: it answers
 only while it holds a live private marker, so a prompt is never answered twice.

@@ -3,7 +3,7 @@
     prints = FilePrints()
     on_disk = prints.of(memories, changes)   # only memories that are other objects are looked at
 
-A save at 100,000 memories looks at its own memory, not at every memory's fields (issue 36):
+A save at 100,000 memories looks at its own memory, not at every memory's fields:
 which memories changed comes from changes.py (object identity), and a memory whose fields are
 the same as last time keeps its fingerprint without hashing its text again. No I/O.
 """

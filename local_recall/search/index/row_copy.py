@@ -1,5 +1,5 @@
 """This process's copy of two things the memories table holds, kept in step with its own writes
-(issue 36, the save at 5,000 memories): every row's fingerprints (what a sync compares) and the
+(so a save need not read them back): every row's fingerprints (what a sync compares) and the
 whole-text vectors of one kind (what the paraphrase check ranks). Reading them from LanceDB on
 every save was ~50 and ~35 ms of CPU at 5,000 memories, for a save that changes one row.
 

@@ -200,7 +200,7 @@ async function memoryView({ id, params }) {
       m.unreviewed || m.disputed ? h("button", { type: "button", id: "reject", onclick: () => act("/api/review/reject", { ids: [m.id] }, () => go("#/")) }, "Reject") : null,
       m.stale ? h("button", { type: "button", id: "still-true", onclick: () => act("/api/stale/still-true", { id: m.id }, () => render()) }, "Still true") : null,
       m.editable ? h("button", { type: "button", id: "delete", class: "danger", onclick: () => act(`/api/memories/${m.id}/delete`, {}, () => go("#/")) }, "Delete") : null);
-    // replaceChildren writes a null as the text "null": only nodes go in (issue 24.7)
+    // replaceChildren writes a null as the text "null": only nodes go in
     container.replaceChildren(...[
       h("p", {}, h("a", { href: "#/", class: "back" }, "← Memories")),
       memoryCard(m, actions),
