@@ -2,7 +2,7 @@
 
 The catalog holds every memory file's parsed entry (~0.8 KB each). Rewritten whole on every
 save, it was most of what a save wrote once the relevance cache stopped being rewritten: 3.96 MB
-of 4.04 at 5,000 memories, ~80 MB at 100,000 (issue 36.1). Now a save appends its entry:
+of 4.04 at 5,000 memories, ~80 MB at 100,000. Now a save appends its entry:
 
     catalog-<kind>.json   {"version": v, "entries": {name: entry}}   the base (catalog_json.py)
     catalog-<kind>.log    a header line naming the base it follows (inode, size, mtime), then
@@ -121,7 +121,7 @@ class CatalogFile:
         line = json.dumps({"set": changed, "drop": dropped}).encode() + b"\n"
         # a log that follows an older base is started again: its size is no reason for a new
         # base (it was: once a log outgrew its quarter, every save after the new base wrote
-        # one more, 79 MB a save at 100,000 memories, issue 36); nor is a line as large as
+        # one more, 79 MB a save at 100,000 memories); nor is a line as large as
         # the base (most entries changed: a copied store, a checkout) appended
         logged = log_key[2] if log_key is not None and self._log_follows else 0
         if base_log.outgrown(max(logged, len(line)), self._base_size, share=COMPACT_SHARE):

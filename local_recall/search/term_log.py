@@ -8,7 +8,7 @@
 that token, then one line per change: `{"documents": <the store's count>, "df": {stem: +/-n}}`.
 A base rewritten whole gets a new token and a new log, so a log never applies to another base.
 At 100,000 memories the base is ~1.2 MB (it grows with the vocabulary): rewriting it on every
-save was most of the 1.26 MB a save wrote (issue 36); a save now appends a line of its own
+save was most of the 1.26 MB a save wrote; a save now appends a line of its own
 memory's stems (~0.3 KB), and a sync off the save path folds a long log into a new base
 (`TermPolicy`). Counts are integers, so base + log equals a count from scratch exactly.
 

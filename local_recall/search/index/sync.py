@@ -300,7 +300,7 @@ def index_locked(lock_path: Path) -> contextlib.AbstractContextManager[None]:
 class CachePolicy:
     """When the relevance cache's log is folded into a new base (a whole write): by a sync off
     the save path once the log holds `share` of the base's rows (at least `min_rows`), by any
-    sync at `hard_share`. Amortised, a save writes its own rows (issue 36.1). A sync that
+    sync at `hard_share`. Amortised, a save writes its own rows. A sync that
     changed more than `max_keys` memories writes the whole cache at once."""
 
     share: float = 0.25
