@@ -15,21 +15,19 @@ line. Once the log that follows the base holds a quarter of the base's size, the
 a new base (amortised: a save writes its own entry); so does a change larger than that quarter (a
 scan after every file got a new inode: a copy, a checkout), rather than one line as large as the
 base. The catalog is only a cache — each entry carries its file's stat
-and is re-parsed when the file changed — so a lost append costs a parse, never a memory. No
-symlinks are followed, for reading or writing."""
+and is re-parsed when the file changed — so a lost append costs a parse, never a memory. Read,
+appended and replaced as every base and log is (repo/base_log.py): no symlink is followed."""
 
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from local_recall.errors import StorageError
 from local_recall.memory.catalog_json import CatalogEncoder
-from local_recall.repo.files import StatKey, key_of, write_bytes_atomic
+from local_recall.repo import base_log
+from local_recall.repo.files import StatKey, stat_key
 
 Entries = dict[str, dict[str, Any]]
 COMPACT_SHARE = 0.25  # log bytes against the base's, before a save writes a new base
@@ -54,7 +52,7 @@ class CatalogFile:
     def load(self) -> Entries:
         """The entries, from memory when neither file changed since this process read or wrote
         them (a long-lived daemon then pays only for two stats). {} when unusable."""
-        base_key, log_key = _stat(self.path), _stat(self.log_path)
+        base_key, log_key = stat_key(self.path), stat_key(self.log_path)
         if base_key is None:
             return {}
         if self._stamp == (base_key, log_key):
@@ -63,9 +61,12 @@ class CatalogFile:
         if base is None:
             return {}
         entries, base_key = base
-        log = _read(self.log_path)
-        replayed = None if log is None else _replay(entries, log[0], base_key)
-        log_key = None if log is None else log[1]
+        try:
+            log = base_log.read_log(self.log_path, MAX_BYTES)
+        except OSError:  # none, or refused: what is there keys it (the stamp stays comparable)
+            replayed = None
+        else:
+            replayed, log_key = _replay(entries, log.lines, base_key), log.key
         self._entries = entries if replayed is None else replayed
         self._stamp, self._log_follows = (base_key, log_key), replayed is not None
         self._base, self._base_size = base_key, base_key[2]
@@ -75,14 +76,17 @@ class CatalogFile:
         """Are both files as this process last read or wrote them (two stats)? A scan that
         finds every memory file unchanged may then skip its rebuild: no other process has
         recorded a change it has not seen."""
-        return self._stamp is not None and self._stamp == (_stat(self.path), _stat(self.log_path))
+        return self._stamp is not None and self._stamp == (
+            stat_key(self.path),
+            stat_key(self.log_path),
+        )
 
     def save(self, entries: Entries) -> None:
         """Record `entries` (never raises: a read-only checkout still lists)."""
         try:
             if not self._append(entries):
                 self._write_base(entries)
-        except (StorageError, OSError, ValueError):
+        except (OSError, ValueError):
             return
 
     def put(self, name: str, entry: dict[str, Any]) -> None:
@@ -92,7 +96,7 @@ class CatalogFile:
             known = self.load()  # two stats; read again if another process wrote since
             if not self._append(None, (name, entry)):
                 self._write_base({**known, name: entry})
-        except (StorageError, OSError, ValueError):
+        except (OSError, ValueError):
             return
 
     def _append(
@@ -102,7 +106,7 @@ class CatalogFile:
         difference); False when a new base is due."""
         if self._stamp is None or self._base is None:
             return False
-        base_key, log_key = _stat(self.path), _stat(self.log_path)
+        base_key, log_key = stat_key(self.path), stat_key(self.log_path)
         if (base_key, log_key) != self._stamp:  # another process wrote since: diff unknown
             return False
         known = self._entries
@@ -120,64 +124,53 @@ class CatalogFile:
         # one more, 79 MB a save at 100,000 memories); nor is a line as large as
         # the base (most entries changed: a copied store, a checkout) appended
         logged = log_key[2] if log_key is not None and self._log_follows else 0
-        if max(logged, len(line)) > self._base_size * COMPACT_SHARE:
+        if base_log.outgrown(max(logged, len(line)), self._base_size, share=COMPACT_SHARE):
             return False
         header = b"" if self._log_follows else _header(self._base)
-        fd = os.open(
-            self.log_path,
-            os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
-            0o644,
-        )
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return False
-            if header and os.fstat(fd).st_size:  # a stale log: start it again
-                os.ftruncate(fd, 0)
-            os.write(fd, header + line)  # one call: concurrent appends do not interleave
-            os.fsync(fd)
-            after = os.fstat(fd)
-        finally:
-            os.close(fd)
+        try:  # a log that does not follow this base is started again (cut to nothing)
+            after = base_log.append(
+                self.log_path, header + line, at=0 if header else None, create=True
+            )
+        except OSError:  # not a regular file: a new base (the log is then ignored)
+            return False
         self._entries, self._log_follows = (entries if one else dict(entries)), True
-        self._stamp = (self._base, key_of(after))
+        self._stamp = (self._base, after)
         return True
 
     def _write_base(self, entries: Entries) -> None:
-        write_bytes_atomic(self.path, self._encoder.encode(self.version, entries))
-        base_key = _stat(self.path)
+        data = self._encoder.encode(self.version, entries)
+        base_key = base_log.write_base(self.path, lambda handle: handle.write(data))
         if base_key is None:
             return
-        self._entries, self._stamp = dict(entries), (base_key, _stat(self.log_path))
+        self._entries, self._stamp = dict(entries), (base_key, stat_key(self.log_path))
         self._base, self._base_size = base_key, base_key[2]
         self._log_follows = False  # it follows the old base: the next append starts it again
 
 
 def _read_base(path: Path, version: int) -> tuple[Entries, StatKey] | None:
-    read = _read(path)
-    if read is None:
-        return None
     try:
-        doc = json.loads(read[0])
-    except ValueError:
+        data, key = base_log.read_file(path, MAX_BYTES)
+        doc = json.loads(data)
+    except (OSError, ValueError):
         return None
     if not isinstance(doc, dict) or doc.get("version") != version:
         return None
     entries = doc.get("entries")
-    return (entries, read[1]) if isinstance(entries, dict) else None
+    return (entries, key) if isinstance(entries, dict) else None
 
 
 def _header(base: StatKey) -> bytes:
     return json.dumps({"base": list(base)}).encode() + b"\n"
 
 
-def _replay(entries: Entries, log: bytes, base: StatKey) -> Entries | None:
+def _replay(entries: Entries, log: tuple[bytes, ...], base: StatKey) -> Entries | None:
     """The base's entries with the log's complete lines applied; None if the log does not
     follow this base or is broken (a torn tail, with no newline, is only left out)."""
-    lines = log[: log.rfind(b"\n") + 1].splitlines()
-    if not lines or lines[0] != _header(base).rstrip(b"\n"):
+    lines = base_log.after_header(log, _header(base))
+    if lines is None:
         return None
     merged = dict(entries)
-    for line in lines[1:]:
+    for line in lines:
         try:
             change = json.loads(line)
         except ValueError:
@@ -192,29 +185,6 @@ def _replay(entries: Entries, log: bytes, base: StatKey) -> Entries | None:
             if isinstance(name, str):
                 merged.pop(name, None)
     return merged
-
-
-def _stat(path: Path) -> StatKey | None:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(info.st_mode):
-        return None
-    return key_of(info)
-
-
-def _read(path: Path) -> tuple[bytes, StatKey] | None:
-    """A regular file's bytes and its stat key, from one open handle (no symlink)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return None
-        return handle.read(), key_of(info)
 
 
 def entries_text(entries: Mapping[str, Any]) -> str:

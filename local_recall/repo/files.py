@@ -18,7 +18,9 @@ import errno
 import os
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from local_recall.errors import StorageError
 
@@ -74,9 +76,14 @@ def _refused(path: Path, why: str) -> OSError:
 def read_bytes_nofollow(path: Path, limit: int | None = None) -> bytes:
     """The bytes of a regular file, refusing a symlink (the file or a folder above it), a
     non-regular file, and more than `limit` bytes: all as OSError."""
+    return read_stat_nofollow(path, limit)[0]
+
+
+def read_stat_nofollow(path: Path, limit: int | None = None) -> tuple[bytes, os.stat_result]:
+    """`read_bytes_nofollow`, and the file's stat as it was read (a cache keys on it)."""
     if through_symlink(path.parent):
         raise _refused(path, "a folder on its path is a symbolic link")
-    return _read_nofollow(path, str(path), limit, None)[0]
+    return _read_nofollow(path, str(path), limit, None)
 
 
 def open_folder_nofollow(path: Path) -> int | None:
@@ -173,37 +180,53 @@ def check_writable_place(path: Path) -> None:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
+    check_writable_place(path)
+    try:
+        _replace(path, lambda handle: handle.write(data))
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def replace_derived(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write a derived file (state/: rebuildable) atomically through `write(handle)`. A
+    symlink planted at its name is replaced, never written through; a folder on the way that
+    is one is refused. Raises OSError."""
+    if through_symlink(path.parent):
+        raise _refused(path, "a folder on its path is a symbolic link")
+    _replace(path, write)
+
+
+def _replace(path: Path, write: Callable[[BinaryIO], object]) -> None:
     import tempfile  # lazily: ~6 ms the hooks' read-only hot path never needs
 
     directory = path.parent
-    check_writable_place(path)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             # mkstemp makes 0600 files: a memory written by one user of a shared checkout would
             # be unreadable to the others (their hooks would skip it). An existing file keeps
             # its mode; a new one gets what the umask gives, as any editor's would.
             os.fchmod(handle.fileno(), _mode_for(path))
-            handle.write(data)
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
-    except OSError as exc:
+    except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
-        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
     _fsync_directory(directory)
 
 
 def _mode_for(path: Path) -> int:
     try:
-        return stat.S_IMODE(os.lstat(path).st_mode)
+        info = os.lstat(path)
     except OSError:
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):  # a symlink's 0777 is not a file's
         return 0o666 & ~_umask()
+    return stat.S_IMODE(info.st_mode)
 
 
 def _umask() -> int:

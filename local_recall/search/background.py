@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Final
 
 from local_recall.errors import EmbedderUnavailable, IndexUnavailable
+from local_recall.repo import base_log
 from local_recall.search.background_probes import PROBES, PROBES_VERSION
 from local_recall.search.decision import Background, background_from_json
-from local_recall.search.vector_cache import read_json_file, replace_file
 
 BACKGROUND_JSON: Final = "background.json"
 MAX_BACKGROUND_BYTES: Final = 1 << 20
@@ -44,7 +44,9 @@ log = logging.getLogger(__name__)
 
 
 def read_background(state_dir: Path) -> Background | None:
-    found = background_from_json(read_json_file(state_dir / BACKGROUND_JSON, MAX_BACKGROUND_BYTES))
+    found = background_from_json(
+        base_log.read_json(state_dir / BACKGROUND_JSON, MAX_BACKGROUND_BYTES)
+    )
     if found is None or found.version != PROBES_VERSION:
         return None
     return found
@@ -53,7 +55,7 @@ def read_background(state_dir: Path) -> Background | None:
 def write_background(state_dir: Path, background: Background) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps(background.to_json())
-    replace_file(state_dir / BACKGROUND_JSON, lambda handle: handle.write(text.encode()))
+    base_log.write_base(state_dir / BACKGROUND_JSON, lambda handle: handle.write(text.encode()))
 
 
 def needs_background(

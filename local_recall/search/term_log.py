@@ -12,28 +12,28 @@ save was most of the 1.26 MB a save wrote; a save now appends a line of its own
 memory's stems (~0.3 KB), and a sync off the save path folds a long log into a new base
 (`TermPolicy`). Counts are integers, so base + log equals a count from scratch exactly.
 
-Like the rest of `state/`, the files may be planted by a hostile repository: no symlink is
-followed, sizes are capped (vector_cache.read_json_file), every line is validated; anything
-wrong reads as "no statistics" and they are computed from the files. A torn last line (a crash
-mid-append) is ignored by readers and cut by the next writer.
+Like the rest of `state/`, the files may be planted by a hostile repository: they are read,
+appended and replaced as every base and log is (repo/base_log.py: no symlink followed, sizes
+capped, a torn last line ignored by readers and cut by the next writer), every line is
+validated; anything wrong reads as "no statistics" and they are computed from the files.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
-import stat
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from local_recall.repo.files import read_bytes_nofollow, stat_key
+from local_recall.repo import base_log
+from local_recall.repo.files import stat_key
 from local_recall.search.relevance import TermStats, term_stats_from_json
-from local_recall.search.vector_cache import MAX_JSON_BYTES, read_json_file, replace_file
+
+MAX_BYTES: Final = 256 * 1024 * 1024  # the base's and the log's cap (a planted file)
 
 TERMS_JSON: Final = "terms.json"
 TERMS_LOG: Final = "terms.log"
@@ -52,8 +52,8 @@ class TermPolicy:
     min_bytes: int = 64 * 1024
 
     def log_too_long(self, log_bytes: int, base_bytes: int, *, compact: bool) -> bool:
-        share = log_bytes / max(base_bytes, self.min_bytes)
-        return share >= (self.share if compact else self.hard_share)
+        share = self.share if compact else self.hard_share
+        return base_log.outgrown(log_bytes, base_bytes, share=share, floor=self.min_bytes)
 
 
 DEFAULT_POLICY: Final = TermPolicy()
@@ -71,16 +71,16 @@ def read_term_stats(state_dir: Path) -> TermStats | None:
 
 def read_term_files(state_dir: Path) -> tuple[TermStats | None, bool]:
     """(The statistics: base + log, whether a change may be appended to this log)."""
-    data = read_json_file(state_dir / TERMS_JSON)
+    data = base_log.read_json(state_dir / TERMS_JSON, MAX_BYTES)
     stats = term_stats_from_json(data)
     if stats is None:
         return None, False
     token = data.get("token") if isinstance(data, dict) else None
-    lines = _log_lines(state_dir / TERMS_LOG)
-    if not isinstance(token, str) or not lines or lines[0] != {"token": token}:
+    lines = _log_lines(state_dir / TERMS_LOG, token) if isinstance(token, str) else None
+    if lines is None:
         return stats, False  # a base of an older version, or a log of another base: the base
     documents, df = stats.documents, stats.df
-    for line in lines[1:]:
+    for line in lines:
         change = _delta_of(line)
         if change is None:
             return None, False
@@ -112,29 +112,30 @@ def _delta_of(line: object) -> tuple[int, dict[str, int]] | None:
     return documents, df
 
 
-def _log_lines(path: Path) -> list[object] | None:
-    """The log's complete lines, parsed; [] without a log; None when unreadable."""
-    try:  # no symlink, no FIFO (a non-blocking open), no more than MAX_JSON_BYTES
-        raw = read_bytes_nofollow(path, MAX_JSON_BYTES)
-    except FileNotFoundError:
-        return []
+def _log_lines(path: Path, token: str) -> list[object] | None:
+    """The lines after the header naming `token`, parsed; None without a log of this base
+    (missing, refused, another base's, or a complete line that is not JSON)."""
+    try:
+        log = base_log.read_log(path, MAX_BYTES)
     except OSError:
         return None
-    end = raw.rfind(b"\n")
+    lines = base_log.after_header(log.lines, _header(token))
     try:
-        return [json.loads(line) for line in raw[: end + 1].splitlines()]
+        return None if lines is None else [json.loads(line) for line in lines]
     except ValueError:
         return None
 
 
+def _header(token: str) -> bytes:
+    return json.dumps({"token": token}).encode() + b"\n"
+
+
 def write_term_base(state_dir: Path, stats: TermStats) -> TermsStamp | None:
     """Replace the statistics whole: a new base, then a new log naming it."""
-    state_dir.mkdir(parents=True, exist_ok=True)
     token = secrets.token_hex(8)
-    text = json.dumps({**stats.to_json(), "token": token})
-    replace_file(state_dir / TERMS_JSON, lambda handle: handle.write(text.encode()))
-    head = json.dumps({"token": token}) + "\n"
-    replace_file(state_dir / TERMS_LOG, lambda handle: handle.write(head.encode()))
+    text = json.dumps({**stats.to_json(), "token": token}).encode()
+    base_log.write_base(state_dir / TERMS_JSON, lambda handle: handle.write(text))
+    base_log.write_base(state_dir / TERMS_LOG, lambda handle: handle.write(_header(token)))
     return terms_stamp(state_dir)
 
 
@@ -144,41 +145,12 @@ def append_term_delta(
     """Append one change to the log (under the cache lock; a torn tail is cut first); None
     when there is no log to append to (write a base instead)."""
     path = state_dir / TERMS_LOG
-    keep = _complete_length(path)
+    keep = base_log.complete_length(path, MAX_BYTES)
     if not keep:
         return None
     line = json.dumps({"documents": documents, "df": dict(delta)}) + "\n"
-    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    try:
-        os.ftruncate(fd, keep)
-        os.lseek(fd, keep, os.SEEK_SET)
-        view = memoryview(line.encode())
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    base_log.append(path, line.encode(), at=keep)
     return terms_stamp(state_dir)
-
-
-def _complete_length(path: Path) -> int:
-    """The bytes of the log's complete lines (0: no usable log). Only a torn tail is read."""
-    try:
-        # non-blocking: a FIFO put in its place would stall the open (and a save) for good
-        fd = os.open(
-            path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-        )
-    except OSError:
-        return 0
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size == 0 or info.st_size > MAX_JSON_BYTES:
-            return 0
-        if os.pread(fd, 1, info.st_size - 1) == b"\n":
-            return info.st_size
-        return os.pread(fd, info.st_size, 0).rfind(b"\n") + 1
-    finally:
-        os.close(fd)
 
 
 def stats_difference(ours: TermStats, theirs: TermStats) -> dict[str, int]:

@@ -29,15 +29,15 @@ import json
 import os
 import re
 import secrets
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from local_recall.repo import base_log
 from local_recall.search.vector_log import (
     LOG_TOKEN,
     VECTORS_JSON,
@@ -195,38 +195,6 @@ class VectorCache:
 # --- reading (hostile files tolerated) -------------------------------------------------------
 
 
-def _open_regular(path: Path, limit: int) -> Any:
-    """A binary handle on `path` if it is a regular file (not a symlink) of at most `limit`
-    bytes; None otherwise."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            os.close(fd)
-            return None
-        return os.fdopen(fd, "rb")
-    except OSError:
-        os.close(fd)
-        return None
-
-
-def read_json_file(path: Path, limit: int = MAX_JSON_BYTES) -> object:
-    """The JSON value of a regular file (no symlink) of at most `limit` bytes; None otherwise."""
-    if path.parent.is_symlink():
-        return None
-    handle = _open_regular(path, limit)
-    if handle is None:
-        return None
-    with handle:
-        try:
-            return json.loads(handle.read())
-        except (ValueError, OSError, RecursionError):
-            return None
-
-
 @dataclass(frozen=True, slots=True)
 class Header:
     """`vectors.json`: which base (`vectors-<token>.npy`, its keys in `vectors-<token>.keys`)
@@ -239,7 +207,7 @@ class Header:
 
 
 def read_header(state_dir: Path) -> Header | None:
-    meta = read_json_file(state_dir / VECTORS_JSON, 1 << 16)
+    meta = base_log.read_json(state_dir / VECTORS_JSON, 1 << 16)
     if not isinstance(meta, dict) or meta.get("format") != CACHE_FORMAT:
         return None
     embedder, dim, rows, token = (meta.get(k) for k in ("embedder", "dim", "rows", "token"))
@@ -253,7 +221,7 @@ def read_header(state_dir: Path) -> Header | None:
 
 
 def _read_base(state_dir: Path, header: Header) -> tuple[tuple[str, ...], Matrix] | None:
-    keys = read_json_file(state_dir / f"vectors-{header.token}.keys")
+    keys = base_log.read_json(state_dir / f"vectors-{header.token}.keys", MAX_JSON_BYTES)
     if not isinstance(keys, list) or len(keys) != header.rows:
         return None
     if not all(isinstance(k, str) and _KEY.match(k) for k in keys):
@@ -281,7 +249,7 @@ def read_vector_cache(state_dir: Path, *, embedder: str) -> VectorCache | None:
 
 
 def _read_matrix(path: Path, rows: int, dim: int) -> Matrix | None:  # noqa: PLR0911
-    handle = _open_regular(path, 256 + rows * dim * 4)
+    handle = base_log.open_regular(path, 256 + rows * dim * 4)
     if handle is None:
         return None
     with handle:
@@ -309,20 +277,6 @@ def _read_matrix(path: Path, rows: int, dim: int) -> Matrix | None:  # noqa: PLR
 # --- writing (the indexer) -------------------------------------------------------------------
 
 
-def replace_file(path: Path, write: Any) -> None:
-    """Write `path` atomically (a temporary file beside it, fsync, rename)."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with tmp.open("xb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-
-
 def write_vector_cache(
     state_dir: Path, keys: Sequence[str], matrix: Matrix, *, embedder: str
 ) -> None:
@@ -333,14 +287,16 @@ def write_vector_cache(
     data = np.ascontiguousarray(matrix, dtype="<f4").reshape(rows, dim)
     token = secrets.token_hex(8)
     ours = {f"vectors-{token}.npy", f"vectors-{token}.keys"}
-    replace_file(state_dir / f"vectors-{token}.npy", lambda h: np.save(h, data, allow_pickle=False))
-    replace_file(
+    base_log.write_base(
+        state_dir / f"vectors-{token}.npy", lambda h: np.save(h, data, allow_pickle=False)
+    )
+    base_log.write_base(
         state_dir / f"vectors-{token}.keys", lambda h: h.write(json.dumps(list(keys)).encode())
     )
     start_log(state_dir, token)
     ours |= {path.name for path in log_paths(state_dir, token)}
     meta = {"format": CACHE_FORMAT, "embedder": embedder, "dim": dim, "rows": rows, "token": token}
-    replace_file(state_dir / VECTORS_JSON, lambda h: h.write(json.dumps(meta).encode()))
+    base_log.write_base(state_dir / VECTORS_JSON, lambda h: h.write(json.dumps(meta).encode()))
     for old in state_dir.iterdir():
         if old.name in ours or old.is_symlink():
             continue

@@ -15,16 +15,15 @@ A line's `keys` name its `rows` (one per row: a memory's whole text, then its pa
 stale, whether or not the line holds new ones (a deleted memory is covered, with no row). The
 rows go first, the line after them: a line only counts once complete (ends in a newline), and
 only as many rows as complete lines name; a torn tail (a crash mid-append) is ignored by
-readers and cut by the next writer, under the cache lock. Hostile files are read as the base
-is: no symlinks, sizes capped, keys validated; anything wrong reads as "no log" (the caller
-then ignores the whole cache)."""
+readers and cut by the next writer, under the cache lock (repo/base_log.py, as every log).
+Hostile files are read as the base is: no symlinks, sizes capped, keys validated; anything
+wrong reads as "no log" (the caller then ignores the whole cache)."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from local_recall.repo.files import read_bytes_nofollow, stat_key
+from local_recall.repo import base_log
+from local_recall.repo.files import stat_key
 
 VECTORS_JSON: Final = "vectors.json"  # the cache's manifest (vector_cache.py)
 LOG_TOKEN: Final = re.compile(r"^[0-9a-f]{16}$")
@@ -67,9 +67,9 @@ def log_paths(state_dir: Path, token: str) -> tuple[Path, Path]:
 def parse_log(text: bytes) -> tuple[list[tuple[int, LogEntry]], int] | None:
     """(rows, entry) of each complete line and the complete lines' byte length; None when a
     complete line is malformed."""
-    end = text.rfind(b"\n") + 1
+    lines, end = base_log.complete_lines(text)
     entries: list[tuple[int, LogEntry]] = []
-    for line in text[:end].splitlines():
+    for line in lines:
         try:
             entry = _entry(json.loads(line))
         except ValueError:
@@ -99,7 +99,7 @@ def read_vector_log(state_dir: Path, token: str, dim: int, max_rows: int) -> Vec
     """The log's complete entries and their rows; None if missing or malformed."""
     rows_path, log_path = log_paths(state_dir, token)
     try:
-        text = read_bytes_nofollow(log_path, MAX_LOG_BYTES)
+        text = base_log.read_file(log_path, MAX_LOG_BYTES)[0]
     except OSError:  # missing, a symlink, not a regular file, too large
         return None
     parsed = parse_log(text)
@@ -116,13 +116,11 @@ def read_vector_log(state_dir: Path, token: str, dim: int, max_rows: int) -> Vec
 
 
 def _read_rows(path: Path, rows: int, dim: int) -> Matrix | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+    handle = base_log.open_regular(path)
+    if handle is None:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size < rows * dim * 4:
+    with handle:
+        if os.fstat(handle.fileno()).st_size < rows * dim * 4:
             return None  # fewer rows than the complete lines name: not this log's file
         if rows == 0:
             return np.zeros((0, dim), dtype=np.float32)
@@ -152,21 +150,8 @@ def append_to_log(
     rows_path, log_path = log_paths(state_dir, token)
     data = np.ascontiguousarray(matrix, dtype="<f4")
     line = json.dumps({"rows": len(keys), "keys": list(keys), "covers": sorted(set(covers))})
-    flags = os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
-    for path, keep, payload in (
-        (rows_path, current.rows * current.matrix.shape[1] * 4, data.tobytes()),
-        (log_path, current.log_bytes, line.encode() + b"\n"),
-    ):
-        fd = os.open(path, flags)
-        try:
-            os.ftruncate(fd, keep)
-            os.lseek(fd, keep, os.SEEK_SET)
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    base_log.append(rows_path, data.tobytes(), at=current.rows * current.matrix.shape[1] * 4)
+    base_log.append(log_path, line.encode() + b"\n", at=current.log_bytes)
 
 
 def live_rows(

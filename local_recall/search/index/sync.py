@@ -20,6 +20,7 @@ from typing import Any, Final
 from local_recall.errors import EmbedderUnavailable, IndexUnavailable, StorageError
 from local_recall.memory.keywords import extract_keywords
 from local_recall.memory.model import Memory
+from local_recall.repo import base_log
 from local_recall.repo.locks import held_lock
 from local_recall.search.changes import Changes
 from local_recall.search.embedders import Embedder, canonical_ollama_model, embedder_fingerprint
@@ -308,8 +309,8 @@ class CachePolicy:
     max_keys: int = 500
 
     def log_too_long(self, log_rows: int, base_rows: int, *, compact: bool) -> bool:
-        share = log_rows / max(base_rows, self.min_rows)
-        return share >= (self.share if compact else self.hard_share)
+        share = self.share if compact else self.hard_share
+        return base_log.outgrown(log_rows, base_rows, share=share, floor=self.min_rows)
 
 
 def write_relevance_cache(
