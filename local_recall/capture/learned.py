@@ -21,8 +21,9 @@ from local_recall.capture.writer import MemorySink
 from local_recall.errors import RecallError
 from local_recall.learning.outcomes import MAX_REASON_CHARS, one_line
 from local_recall.learning.shown import FirstShown, first_shown, session_key
+from local_recall.learning.shown_log import read_shown
 from local_recall.learning.signals import Verdicts, followed, session_outcomes
-from local_recall.learning.usage_log import append_outcomes, read_shown
+from local_recall.learning.usage_log import append_outcomes
 from local_recall.memory.dispute import Dispute
 from local_recall.redaction.secrets import redact_for_storage
 from local_recall.repo.config import LearningConfig

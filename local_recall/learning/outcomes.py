@@ -31,7 +31,7 @@ AT_PATTERN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d
 
 class Outcome(NamedTuple):
     memory_id: str  # the memory's full uuid
-    session: str  # the 32-hex hash context/seen_log.py names the session's record by
+    session: str  # the 32-hex hash learning/shown.py names the session's record by
     at: str  # ISO 8601 UTC of the first prompt that showed it
     tier: Tier  # how it was first shown in that session
     use: Use

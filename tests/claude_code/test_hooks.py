@@ -31,7 +31,7 @@ from local_recall.context.envelope import CLOSE_TAG, OPEN_TAG
 from local_recall.context.hook_settings import ENVIRONMENT_NAMES
 from local_recall.daemon.query_client import POINTER_NAME, socket_paths
 from local_recall.daemon.session_env import is_claude_variable
-from local_recall.learning.usage_log import read_shown
+from local_recall.learning.shown_log import read_shown
 from tests.conftest import clean_env, git_init
 from tests.hook_runs import (
     HIT,
