@@ -1,4 +1,4 @@
-"""The pass notes what each session did with the memories it was shown (capture/learned.py),
+"""The pass notes what each session did with the memories it was shown (capture/session_signals.py),
 on real files and git: the session's record in state/sessions/, its transcript, this user's
 outcomes in state/, a dispute in the memory's own frontmatter. The extractor is scripted here;
 tests/claude_code/test_learning_e2e.py runs the real `claude -p`."""
