@@ -153,9 +153,8 @@ class Recall:
             return paraphrases.paraphrase_in(self.searcher, self.memories, draft, scanned)
 
         # decided outside the store's lock, on the memories `create` scans
-        return self.memories.create(
-            draft, paraphrase_of=paraphrase_of if unless_paraphrase else None
-        )
+        check = paraphrase_of if unless_paraphrase else None
+        return self.memories.create(draft, paraphrase_of=check)
 
     def add(self, subject: str, body: str, **options: Unpack[SaveOptions]) -> Memory:
         """`save`, returning only the memory (new or the existing one)."""
@@ -360,8 +359,7 @@ def org_service(recall: Recall) -> OrgService:
 def _run_passes(
     recall: Recall, environ: Mapping[str, str] | None, options: PassOptions
 ) -> PassReport:
-    """`run_pass` over Claude Code's sessions, then over each opted-in agent's (one report);
-    over the one source or file `options` name, when they name one."""
+    """`run_pass` over Claude Code's sessions, then each opted-in agent's: one report."""
     from local_recall.capture.pipeline import run_pass  # here: the hooks never run a pass
     from local_recall.capture.sessions.agent_sessions import with_agent_passes
 

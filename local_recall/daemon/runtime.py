@@ -220,8 +220,6 @@ class Daemon:
         self.status.record("sync", started, report)
 
     def _scheduled_pass(self, reason: str) -> None:
-        """A pass the loop decided on (`_run_pass`), then what it calls for: a re-index, a swap
-        (`after_pass`), the status."""
         started = time.monotonic()
         self.inbox.passed(started)
         report: dict[str, Any] = {"reason": reason}
@@ -243,9 +241,9 @@ class Daemon:
             self.status.failed("pass", result.errors)
 
     def _run_pass(self) -> object:
-        """One pipeline pass. An extractor that cannot run (no `claude` on the daemon's PATH,
-        bad credentials) is an expected, lasting condition, not a crash: one warning when it
-        starts, one when it ends (a later pass ran the extractor), and the pass goes on."""
+        """The pass itself (`_scheduled_pass`: it, then the re-index and swap `after_pass` asks
+        for). An extractor that cannot run (no `claude` on the daemon's PATH, bad credentials)
+        is a lasting condition, not a crash: a warning when it starts and when it ends."""
         if self.layout.read_only:  # memories cannot be written into this checkout
             return {"read_only": "extraction is off: the checkout is not writable here"}
         try:
