@@ -74,7 +74,7 @@ def dated_after(at: str, limit: datetime) -> bool:
     """Whether `at` (an Outcome's shape-checked time) is later than `limit` (aware): a line
     dated in the future is not believed (it would outrank every real one and never decay)."""
     try:
-        return datetime.fromisoformat(at.replace("Z", "+00:00")) > limit
+        return datetime.fromisoformat(at) > limit
     except (ValueError, TypeError):
         return True
 
