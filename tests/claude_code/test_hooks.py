@@ -315,7 +315,8 @@ HEAVY = {
     "local_recall.memory.model",
 }
 # What the daemon's answer spares a hook's process (daemon/hook_requests.py): the tiers, the
-# session's record reader, the learned cut-offs, and the libraries they load.
+# learned cut-offs, the outcomes' reader, and the libraries they load. (The session record's
+# module, learning/shown_log.py, is loaded for its append; its reader adds no import.)
 DAEMONS_PART = {
     "local_recall.context.prompt",
     "local_recall.context.hook_answers",
