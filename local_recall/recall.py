@@ -149,12 +149,11 @@ class Recall:
             provenance=replace(head, unreviewed=not reviewed),
         )
 
-        def paraphrase_of(scanned: Sequence[Memory]) -> Memory | None:  # on the redacted text
+        def paraphrase(scanned: Sequence[Memory]) -> Memory | None:  # judged on the redacted text
             return paraphrases.paraphrase_in(self.searcher, self.memories, draft, scanned)
 
         # decided outside the store's lock, on the memories `create` scans
-        check = paraphrase_of if unless_paraphrase else None
-        return self.memories.create(draft, paraphrase_of=check)
+        return self.memories.create(draft, paraphrase_of=paraphrase if unless_paraphrase else None)
 
     def add(self, subject: str, body: str, **options: Unpack[SaveOptions]) -> Memory:
         """`save`, returning only the memory (new or the existing one)."""
