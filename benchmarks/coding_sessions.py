@@ -13,7 +13,7 @@ limit); the two policies differ only in what they make of them:
 * *before tiers*: full text at hooks.prompt_min_score, nothing else, no memory of the session
   (every re-ask injects the same text again);
 * *tiers*: context/prompt.py's `select` with hooks.prompt_pointers, whether the prompt asks
-  something of this repository, and the session's record (context/seen.py), as the hook runs
+  something of this repository, and the session's record (learning/shown.py), as the hook runs
   it.
 
 Reported: mean tokens per session (characters / 4 of every injected block, all 12 prompts) and
@@ -29,8 +29,8 @@ from typing import Any
 
 from local_recall.context.hook_settings import HookSettings
 from local_recall.context.notes import CHARS_PER_TOKEN
-from local_recall.context.prompt import Seen, prompt_query, render_selection, select
-from local_recall.context.seen import ShownLine, seen_of, shown_line
+from local_recall.context.prompt import prompt_query, render_selection, select
+from local_recall.learning.shown import Shown, ShownLine, shown_line, shown_of
 from local_recall.search.query_intent import asks_of_repository
 
 PATTERN = ("p1", "g1", "p2", "n1", "p3", "p1", "g2", "p4", "p2", "n2", "p3", "p4")
@@ -61,10 +61,15 @@ def sessions_of(rows: Sequence[tuple[Any, Any, frozenset[str]]]) -> list[list[in
 
 
 def _tokens(
-    notes: Sequence[Any], settings: HookSettings, *, tiers: bool, seen: Seen, asks: bool = True
+    notes: Sequence[Any],
+    settings: HookSettings,
+    *,
+    tiers: bool,
+    shown_before: Shown,
+    asks: bool = True,
 ) -> tuple[int, Any]:
     policy = settings.tiers if tiers else settings.tiers._replace(pointers=0)
-    selection = select(notes, policy, seen, asks=asks)
+    selection = select(notes, policy, shown_before, asks=asks)
     text = render_selection(selection, budget_tokens=settings.prompt_tokens)
     return len(text) // CHARS_PER_TOKEN, selection if text else None
 
@@ -84,15 +89,19 @@ def measure(
         first_ask: set[int] = set()
         for index in session:
             prompt, outcome, answers = rows[index]
-            seen = seen_of(record)  # what the session's context already holds
-            old, old_selection = _tokens(outcome.notes, settings, tiers=False, seen=Seen())
+            shown_before = shown_of(record)  # what the session's context already holds
+            old, old_selection = _tokens(outcome.notes, settings, tiers=False, shown_before=Shown())
             query = prompt_query(prompt.text) or ""
             asks = bool(query) and asks_of_repository(query)  # as the hook decides it
-            new, selection = _tokens(outcome.notes, settings, tiers=True, seen=seen, asks=asks)
+            new, selection = _tokens(
+                outcome.notes, settings, tiers=True, shown_before=shown_before, asks=asks
+            )
             spent_before += old
             spent_after += new
             if selection is not None:
-                record.append(shown_line(selection, at="", prompt_id=str(index)))
+                full = (n.id for n in selection.shown)
+                pointers = (n.id for n in selection.pointers)
+                record.append(shown_line(full, pointers, at="", prompt_id=str(index)))
             if prompt.kind == "positive" and index not in first_ask:
                 first_ask.add(index)
                 asked += 1
@@ -102,7 +111,7 @@ def measure(
                 shown = (
                     {n.id for n in (*selection.shown, *selection.pointers)} if selection else set()
                 )
-                reached_after += bool((shown | seen.full) & answers)
+                reached_after += bool((shown | shown_before.full) & answers)
         before.append(spent_before)
         after.append(spent_after)
     return {

@@ -10,7 +10,7 @@ generic) are split in two by a hash of their text: the *sessions* half is what a
 on, the *held-out* half is only measured. A session is four prompts of the sessions half (two
 answered, one in-domain no-answer, one generic; drawn with a seeded generator), decided with
 what has been learned so far (context/prompt.py `select` with the calibrated tiers, hits
-ordered with their track record), in one session record (`Seen`). A scripted agent then does
+ordered with their track record), in one session record (`Shown`). A scripted agent then does
 what the record of outcomes (learning/outcomes.py) says sessions do: it follows a pointer to a
 memory that answers the prompt, relies on full text that answers it, and — noise — follows or
 relies on one that does not with probability --noise; everything else shown is ignored.
@@ -41,9 +41,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from local_recall.context.notes import CHARS_PER_TOKEN, Note  # noqa: E402
-from local_recall.context.prompt import Seen, Tiers, render_selection, select  # noqa: E402
+from local_recall.context.prompt import Tiers, render_selection, select  # noqa: E402
 from local_recall.learning.calibration import calibrate  # noqa: E402
 from local_recall.learning.outcomes import Outcome  # noqa: E402
+from local_recall.learning.shown import Shown as ShownBefore  # noqa: E402
 from local_recall.learning.track import track_factors, tracks  # noqa: E402
 
 POLICIES = ("static", "calibrate", "track", "both")
@@ -90,7 +91,7 @@ def load(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
     return stores
 
 
-def decide(prompt: Prompt, tiers: Tiers, factors: dict[str, float], seen: Seen) -> Shown:
+def decide(prompt: Prompt, tiers: Tiers, factors: dict[str, float], seen: ShownBefore) -> Shown:
     notes = [n._replace(track=factors.get(n.id, 1.0)) for n in prompt.notes]
     selection = select(notes, tiers, seen)
     text = render_selection(selection, budget_tokens=tiers.budget_tokens)
@@ -139,7 +140,9 @@ def session(
     use: dict[str, str] = {}
     rank = {"ignored": 0, "followed": 1, "relied": 2}
     for prompt in prompts:
-        shown = decide(prompt, tiers, factors, Seen(frozenset(seen_full), frozenset(seen_pointed)))
+        shown = decide(
+            prompt, tiers, factors, ShownBefore(frozenset(seen_full), frozenset(seen_pointed))
+        )
         # sorted: a set's order changes with the process's hash seed, and with it which memory
         # each draw of the noise goes to
         for memory, tier in [(m, "full") for m in sorted(shown.full)] + [
@@ -168,7 +171,7 @@ def measure(
         k: [] for k in ("reach", "hit", "false_full", "false_any", "tok_pos", "tok_neg")
     }
     for prompt in prompts:
-        shown = decide(prompt, tiers, factors, Seen())
+        shown = decide(prompt, tiers, factors, ShownBefore())
         if prompt.kind == "positive":
             got["reach"].append(bool((shown.full | shown.pointers) & prompt.answers))
             got["hit"].append(bool(shown.full & prompt.answers))

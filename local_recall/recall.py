@@ -149,11 +149,11 @@ class Recall:
             provenance=replace(head, unreviewed=not reviewed),
         )
 
-        def twin(scanned: Sequence[Memory]) -> Memory | None:  # judged on the redacted text
+        def paraphrase(scanned: Sequence[Memory]) -> Memory | None:  # judged on the redacted text
             return paraphrases.paraphrase_in(self.searcher, self.memories, draft, scanned)
 
         # decided outside the store's lock, on the memories `create` scans
-        return self.memories.create(draft, unless=twin if unless_paraphrase else None)
+        return self.memories.create(draft, paraphrase_of=paraphrase if unless_paraphrase else None)
 
     def add(self, subject: str, body: str, **options: Unpack[SaveOptions]) -> Memory:
         """`save`, returning only the memory (new or the existing one)."""
@@ -293,7 +293,7 @@ class Recall:
         """One extraction pass (`capture.pipeline.run_pass` documents the options): new turns
         of this repo's agent sessions become memories, then the index is synced. Raises
         ExtractorUnavailable when the extractor cannot run, StorageError on a failed write."""
-        return _transcript_pass(self, environ, options)
+        return _run_passes(self, environ, options)
 
     def session_summaries(
         self, *, branch: str | None = None, limit: int | None = None
@@ -355,21 +355,22 @@ def org_service(recall: Recall) -> OrgService:
     )
 
 
-def _transcript_pass(
+def _run_passes(
     recall: Recall, environ: Mapping[str, str] | None, options: PassOptions
 ) -> PassReport:
+    """`run_pass` over Claude Code's sessions, then each opted-in agent's: one report."""
     from local_recall.capture.pipeline import run_pass  # here: the hooks never run a pass
-    from local_recall.capture.sessions.sources import with_agent_passes
+    from local_recall.capture.sessions.agent_sessions import with_agent_passes
 
     if not recall.config.summaries.committed:
         ensure_gitignore(recall.layout, summaries_committed=False)
     inputs = pass_inputs(recall, environ)  # environ: the extractor's (default: settings')
     if any(options.get(key) is not None for key in ("source", "transcripts", "only_path")):
         return run_pass(inputs, **options)
-    one_pass = functools.partial(run_pass, inputs, **options)
+    run_one = functools.partial(run_pass, inputs, **options)
     # Claude Code's sessions, then those of the agents opted in to (`init --agent`)
     return with_agent_passes(
-        one_pass(), one_pass, recall.root, recall.layout.state_dir, recall.settings.environ
+        run_one(), run_one, recall.root, recall.layout.state_dir, recall.settings.environ
     )
 
 
@@ -388,7 +389,7 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
     settings' clock, environment and PATH, and three services of the facade the pass may not
     import (it sits below): the commit checked out, the rejected hashes and similar memories."""
     # Imported here: the hooks open a Recall on their cold path and never run a pass.
-    from local_recall.capture import learned, pipeline
+    from local_recall.capture import pipeline, session_signals
 
     def neighbours(text: str) -> builtins.list[tuple[str, float]]:
         return nearest_memories(recall.searcher.index, recall.searcher.embedder, text)
@@ -412,7 +413,7 @@ def pass_inputs(recall: Recall, environ: Mapping[str, str] | None = None) -> Pas
         summaries=recall.summaries if config.summaries.enabled else None,
         similar=lambda text, count: paraphrases.similar_memories(recall.searcher, text, count),
         neighbours=neighbours,
-        signals=learned.session_signals(
+        signals=session_signals.session_signals(
             recall.layout, recall.memories, config.learning, settings.clock
         ),
     )

@@ -383,8 +383,8 @@ def test_library_neither_prints_nor_configures_logging(module: str) -> None:
 
 
 # A file's stat key is made in one place (repo/files.py: `stat_key`, `key_of`): one order of
-# (inode, mtime_ns, size) everywhere. learning/ keeps its own until it is next reworked.
-STAT_KEY_HOMES = frozenset({"repo.files", "learning.learned"})
+# (inode, mtime_ns, size) everywhere.
+STAT_KEY_HOMES = frozenset({"repo.files"})
 
 
 def test_one_stat_key() -> None:

@@ -1,7 +1,8 @@
-"""The daily extraction budget (`[extraction] daily_max_calls` / `daily_max_tokens`, UTC days):
-pure decisions over `DailySpend` values (`budget_allows`, `calls_left`, `record_spend`; the
-caller passes `today`) and the small `state/budget.json` file that carries the spend between
-passes (`load_daily_spend`, `save_daily_spend`)."""
+"""The day's extraction spend against its budget, a file of its own beside the progress
+(`state/budget.json`; `[extraction] daily_max_calls` / `daily_max_tokens`, UTC days): pure
+decisions over `DailySpend` values (`budget_allows`, `calls_left`, `record_spend`; the caller
+passes `today`) and the small file that carries the spend between passes (`load_daily_spend`,
+`save_daily_spend`)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,6 @@ from local_recall.capture.extraction.prompt import (
     ReadsShown,
 )
 from local_recall.capture.extraction.summary_prompt import Summariser
-from local_recall.capture.learned import SessionSignals
 from local_recall.capture.ledger import Ledger
 from local_recall.capture.pipeline_plan import (
     ChunkPlan,
@@ -38,6 +37,7 @@ from local_recall.capture.pipeline_plan import (
 from local_recall.capture.progress import TranscriptState, advanced, failed
 from local_recall.capture.provenance import chunk_files
 from local_recall.capture.report import Tally
+from local_recall.capture.session_signals import SessionSignals
 from local_recall.capture.sources import SessionSource
 from local_recall.capture.transcripts.condense import NEW_TURNS_HEADER
 from local_recall.capture.transcripts.model import TranscriptFile, Turn

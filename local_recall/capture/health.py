@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from local_recall.capture.pipeline_state import state_path
 from local_recall.capture.progress import STATE_VERSION, PipelineState, state_from_json
+from local_recall.capture.progress_file import state_path
 from local_recall.memory.timestamps import format_timestamp
 from local_recall.repo.files import read_bytes_nofollow
 

@@ -1,7 +1,7 @@
-"""What the pipeline has done and spent, loaded together when a pass starts and saved as it
-changes: the progress per transcript (`state/pipeline.json`, pipeline_state.py) and today's
-extraction spend (`state/budget.json`, budget.py). The decisions over these values are pure
-(pipeline_plan.py, progress.py, budget.py); the ledger only keeps them.
+"""A pass's hold on both of its files, loaded together when it starts and saved as they
+change: the progress per transcript (`state/pipeline.json`, progress.py and progress_file.py)
+and today's extraction spend (`state/budget.json`, budget.py). The decisions over these values
+are pure (pipeline_plan.py, progress.py, budget.py); the ledger only keeps them.
 
 The fingerprint of a transcript's processed prefix is computed in one place, when its progress
 is recorded (`record`): whatever moved the offset leaves the fingerprint empty.
@@ -23,8 +23,8 @@ from local_recall.capture.budget import (
     record_spend,
     save_daily_spend,
 )
-from local_recall.capture.pipeline_state import load_state, prefix_fingerprint, save_state
 from local_recall.capture.progress import PipelineState, TranscriptState
+from local_recall.capture.progress_file import load_state, prefix_fingerprint, save_state
 from local_recall.capture.transcripts.model import TranscriptFile
 
 

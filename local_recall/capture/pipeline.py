@@ -40,11 +40,11 @@ from local_recall.capture.executor import Executor, Models, PassStopped, Similar
 from local_recall.capture.extraction.backends import build_extractor
 from local_recall.capture.extraction.prompt import Extractor
 from local_recall.capture.extraction.summary_prompt import Summariser
-from local_recall.capture.learned import SessionSignals
 from local_recall.capture.ledger import Ledger
 from local_recall.capture.pipeline_plan import plan_pass
-from local_recall.capture.pipeline_state import load_state, save_state
+from local_recall.capture.progress_file import load_state, save_state
 from local_recall.capture.report import PassReport, Tally
+from local_recall.capture.session_signals import SessionSignals
 from local_recall.capture.sources import (
     ClaudeCodeSessions,
     Observation,
@@ -97,7 +97,7 @@ class PassInputs:
     similar: SimilarMemories | None = None
     # (id, cosine) of the memories nearest a text in meaning: the paraphrase check (writer.py)
     neighbours: Neighbours | None = None
-    # [learning] signals: what each session did with the memories it was shown (learned.py)
+    # [learning] signals: what each session did with the memories it was shown (session_signals.py)
     signals: SessionSignals | None = None
 
 

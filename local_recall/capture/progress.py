@@ -1,6 +1,7 @@
-"""The extraction pipeline's progress, as values: what was done per transcript
-(`TranscriptState`) and for the whole repo (`PipelineState`), and their JSON form. Pure: the
-planner (`pipeline_plan`) decides over these; `pipeline_state` reads and writes the file."""
+"""The pipeline's progress (state/pipeline.json) as values, pure: what was done per transcript
+(`TranscriptState`) and for the whole repo (`PipelineState`), and their JSON form. The planner
+(`pipeline_plan`) decides over these; `progress_file` reads and writes the file; `ledger` holds
+them during a pass, beside the day's spend (`budget`, a file of its own)."""
 
 from __future__ import annotations
 

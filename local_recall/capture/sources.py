@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Protocol
 
 from local_recall.capture.pipeline_plan import Observed
-from local_recall.capture.pipeline_state import prefix_fingerprint
 from local_recall.capture.progress import PipelineState
+from local_recall.capture.progress_file import prefix_fingerprint
 from local_recall.capture.transcripts.discovery import select_transcripts
 from local_recall.capture.transcripts.model import ParsedTranscript, TranscriptFile
 from local_recall.capture.transcripts.parse import parse_transcript

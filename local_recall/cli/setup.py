@@ -84,7 +84,7 @@ def init(
 ) -> None:
     """Create local-recall/ and install the hooks and MCP server into Claude Code (or the agents
     named with --agent). Safe to run again: nothing that is already right is rewritten."""
-    from local_recall.capture.sessions.sources import record_opt_in
+    from local_recall.capture.sessions.agent_sessions import record_opt_in
     from local_recall.claude_code.install.apply import (
         InstallReport,
         find_launcher,
@@ -207,7 +207,7 @@ def _suggest_ollama(recall: Recall) -> None:
 def uninstall(app: AppContext, scope: str, agents: tuple[str, ...], as_json: bool) -> None:
     """Remove local-recall's hooks and MCP server from Claude Code (or the agents named with
     --agent): exactly what init added. Memories and local-recall/ are kept."""
-    from local_recall.capture.sessions.sources import record_opt_in
+    from local_recall.capture.sessions.agent_sessions import record_opt_in
     from local_recall.claude_code.install.apply import InstallReport, hooks_elsewhere
     from local_recall.claude_code.install.apply import uninstall as uninstall_claude
     from local_recall.cli.agents import AGENTS, check_agent_files, resolve_agents, uninstall_agent

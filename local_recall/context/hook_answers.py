@@ -7,7 +7,7 @@ socket: daemon/hook_requests.py), the MCP server's prompt tool, and a hook's own
 no daemon answers (hooks/answers.py). Only where the notes come from differs (`find`).
 
 The session's record is not written here: `PromptAnswer.shown` is the line to append once the
-text has really been shown (context/seen_log.py `record_shown`). A command that gave up, or
+text has really been shown (learning/shown_log.py `record_shown`). A command that gave up, or
 lost the prompt's claim to the MCP server (claude_code/hooks/handoff.py), shows nothing and
 records nothing. Problems are handed to `report(level, message)`: the library does not log,
 its caller does.
@@ -25,18 +25,17 @@ from local_recall.context.hook_settings import HookSettings
 from local_recall.context.notes import Note
 from local_recall.context.prompt import (
     PromptAsk,
-    Seen,
     Selection,
     Tiers,
     prompt_query,
     render_selection,
     select,
 )
-from local_recall.context.seen import ShownLine, seen_of, shown_line
 from local_recall.context.session import SESSION_CANDIDATES, SessionAsk, SessionNotes
 from local_recall.context.session import session_context as render_session
 from local_recall.learning.learned import Learned, read_learned, static
-from local_recall.learning.usage_log import read_shown
+from local_recall.learning.shown import Shown, ShownLine, shown_line, shown_of
+from local_recall.learning.shown_log import read_shown
 from local_recall.repo.layout import Layout
 from local_recall.search.limits import MAX_LIMIT
 
@@ -85,15 +84,17 @@ def prompt_answer(
     notes = find(PromptAsk(query, limit, tiers.search_floor, min(tiers.at_least, limit)))
     if notes is None:
         return None
-    seen = seen_of(read_shown(layout.state_dir, session_id))
-    selection = choose(query, notes, settings, tiers, learned, seen)
+    shown_before = shown_of(read_shown(layout.state_dir, session_id))
+    selection = choose(query, notes, settings, tiers, learned, shown_before)
     text = render_selection(selection, budget_tokens=settings.prompt_tokens, tools=tools)
     if not text:
         return NOTHING
     if not session_id:
         return PromptAnswer(text, None)
     at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return PromptAnswer(text, shown_line(selection, at=at, prompt_id=prompt_id))
+    full = (note.id for note in selection.shown)
+    pointers = (note.id for note in selection.pointers)
+    return PromptAnswer(text, shown_line(full, pointers, at=at, prompt_id=prompt_id))
 
 
 def choose(
@@ -102,7 +103,7 @@ def choose(
     settings: HookSettings,
     tiers: Tiers,
     learned: Learned,
-    seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
+    shown_before: Shown = Shown(),  # noqa: B008 - an immutable NamedTuple
 ) -> Selection:
     """What a prompt's hits become: the hook's and `local-recall why`'s one selection, the
     reviewed-only filter, the track record, disputes and whether the prompt asks something
@@ -115,7 +116,7 @@ def choose(
         notes = [note._replace(track=learned.factors.get(note.id, 1.0)) for note in notes]
     if not settings.learn_disputed:  # [learning] disputed off: a dispute holds nothing back
         notes = [note._replace(disputed="") if note.disputed else note for note in notes]
-    return select(notes, tiers, seen, asks=asks_of_repository(query))
+    return select(notes, tiers, shown_before, asks=asks_of_repository(query))
 
 
 def tools_ready(agent: str, *, server: bool) -> bool:

@@ -3,7 +3,7 @@
 A prompt gets the full text of the memories the decision is sure of, in order, filled into a
 token budget, and, when it asks something of this repository, a one-line pointer to the best
 others by rank (context/selection.py, docs/hooks.md#full-text-pointers-nothing); within a
-session (a span of it: compaction starts a new one) a memory is shown in full once (`Seen`).
+session (a span of it: compaction starts a new one) a memory is shown in full once (`Shown`).
 `PromptAsk` is the question itself, the same wherever `ContextService` runs: in the daemon, the
 MCP server or the hook's own process. Light: a hook's own process imports this on a prompt
 no daemon answers.
@@ -32,7 +32,6 @@ from local_recall.context.selection import (
     FULL_TOKENS,
     POINTER_GAP,
     POINTER_MIN_SCORE,
-    Seen,
     Selection,
     Tiers,
     fill_budget,
@@ -48,7 +47,6 @@ __all__ = [
     "POINTER_GAP",
     "POINTER_MIN_SCORE",
     "PromptAsk",
-    "Seen",
     "Selection",
     "Tiers",
     "fill_budget",

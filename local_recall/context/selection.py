@@ -1,6 +1,6 @@
 """Which of a prompt's memories are shown, and how: the sure ones in full, in order, within the
 budget; the best others as pointer lines by rank, when the prompt asks something of this
-repository; none the session has already seen. Pure: notes in, a `Selection` out, with every
+repository; none the session was already shown. Pure: notes in, a `Selection` out, with every
 candidate's reason (what `local-recall why` prints) (docs/hooks.md#full-text-pointers-nothing).
 """
 
@@ -22,6 +22,7 @@ from local_recall.context.prompt_lines import (
     pointer_line,
     short_id,
 )
+from local_recall.learning.shown import Shown
 
 # sure      -> the memory in full (the store-aware decision's score >= hooks.prompt_min_score),
 #              best first, until the full-text cap or the budget stops it
@@ -46,14 +47,6 @@ POINTER_GAP = 0.25
 # answer. A cap in tokens, not in memories: two of a coding store's (~150 tokens each), several
 # of LoCoMo's one-line observations, whose answers spread over many.
 FULL_TOKENS = 400
-
-
-class Seen(NamedTuple):
-    """What this session was already shown since it started or was last compacted
-    (context/seen.py keeps it per session)."""
-
-    full: frozenset[str] = frozenset()
-    pointed: frozenset[str] = frozenset()
 
 
 class Tiers(NamedTuple):
@@ -123,7 +116,7 @@ def fill_budget(
     max_chars: int = MAX_CONTEXT_CHARS,
     pointers: int = 0,
     pointer_min_score: float = POINTER_MIN_SCORE,
-    seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
+    shown_before: Shown = Shown(),  # noqa: B008 - an immutable NamedTuple
     full_tokens: int = FULL_TOKENS,
     pointer_gap: float = POINTER_GAP,
     asks: bool = True,
@@ -145,8 +138,8 @@ def fill_budget(
     reasons: dict[str, str] = {}
     # with pointers on, no more than `pointers` hits under full text can point: the rest are
     # not weighed (their words not compared: the prompt's path stays cheap at any limit)
-    ranked = _once(hits, floor, reasons, min_score, seen, pointers if tiers else None)
-    full = _full_text(ranked, min_score, limit, full_tokens if tiers else 0, seen, reasons)
+    ranked = _once(hits, floor, reasons, min_score, shown_before, pointers if tiers else None)
+    full = _full_text(ranked, min_score, limit, full_tokens if tiers else 0, shown_before, reasons)
     if tiers:
         lead = full.shown[0].score if full.shown else None
         plain = [n for n in full.candidates if n.score < min_score]
@@ -179,7 +172,7 @@ def _once(
     floor: float,
     reasons: dict[str, str],
     min_score: float,
-    seen: Seen,
+    shown_before: Shown,
     may_point: int | None,
 ) -> list[Note]:
     """The hits at or over `floor` (and with any evidence), best first, each fact once; of
@@ -199,7 +192,9 @@ def _once(
         if note.id in reasons:
             continue
         could_point = note.score < min_score and not note.repo
-        could_point = could_point and note.id not in seen.full and note.id not in seen.pointed
+        could_point = (
+            could_point and note.id not in shown_before.full and note.id not in shown_before.pointed
+        )
         if could_point and may_point is not None and plain >= may_point:
             reasons[note.id] = "below the ranks that may point"
             continue
@@ -228,7 +223,7 @@ def _full_text(
     min_score: float,
     limit: int,
     full_tokens: int,
-    seen: Seen,
+    shown_before: Shown,
     reasons: dict[str, str],
 ) -> _Full:
     """The sure hits in full, in order, until one does not fit (`full_tokens` > 0: the cap
@@ -241,7 +236,7 @@ def _full_text(
     stopped = ""  # why full text stopped (a sure hit did not fit)
     for rank, note in enumerate(ranked):
         sure = note.score >= min_score
-        if note.id in seen.full:
+        if note.id in shown_before.full:
             if sure and rank == 0:  # the best match again: one line saying it is there
                 repeated.append(note)
             reasons[note.id] = "shown in full earlier in this session"
@@ -262,7 +257,7 @@ def _full_text(
             reasons[note.id] = f"sure, but past {stopped} (full text stays in order)"
         if note.repo:
             reasons[note.id] = "an org hit: shown in full or not at all"
-        elif note.id in seen.pointed:
+        elif note.id in shown_before.pointed:
             reasons[note.id] = "pointed at earlier in this session"
         else:
             candidates.append(note)
@@ -302,7 +297,7 @@ def _fit_lines(
 def select(
     hits: Iterable[Note],
     tiers: Tiers,
-    seen: Seen = Seen(),  # noqa: B008 - an immutable NamedTuple
+    shown_before: Shown = Shown(),  # noqa: B008 - an immutable NamedTuple
     *,
     asks: bool = True,
 ) -> Selection:
@@ -313,7 +308,7 @@ def select(
         min_score=tiers.min_score,
         pointers=tiers.pointers,
         pointer_min_score=tiers.pointer_min_score,
-        seen=seen,
+        shown_before=shown_before,
         full_tokens=tiers.full_tokens,
         pointer_gap=tiers.pointer_gap,
         asks=asks,

@@ -197,7 +197,7 @@ class Daemon:
         except Exception:
             log.exception("lifecycle snapshot failed")
 
-    def _publish(self) -> None:
+    def _swap_in_fresh_recall(self) -> None:
         """Hand the freshly synced worker to the query side (see the class docstring)."""
         self._refresh_lifecycle()
         _warm_up(self.worker)
@@ -211,7 +211,7 @@ class Daemon:
         self.inbox.synced(started)
         try:
             report = self.worker.sync_index()
-            self._publish()
+            self._swap_in_fresh_recall()
         except Exception as exc:
             log.exception("re-index failed (%s)", reason)
             self.status.error("sync", exc)
@@ -219,18 +219,18 @@ class Daemon:
         log.info("re-indexed (%s): %s", reason, report)
         self.status.record("sync", started, report)
 
-    def _pass(self, reason: str) -> None:
+    def _scheduled_pass(self, reason: str) -> None:
         started = time.monotonic()
         self.inbox.passed(started)
         report: dict[str, Any] = {"reason": reason}
         try:
-            result = report["pipeline"] = self._extract()
+            result = report["pipeline"] = self._run_pass()
             wrote = isinstance(result, PassReport) and (result.changed or result.summaries_written)
             then = after_pass(reason, bool(wrote))
             if then == "sync":
                 report["index"] = self.worker.sync_index()
             if then != "nothing":
-                self._publish()
+                self._swap_in_fresh_recall()
         except Exception as exc:
             log.exception("pass failed (%s)", reason)
             self.status.error("pass", exc)
@@ -240,10 +240,10 @@ class Daemon:
         if isinstance(result, PassReport):
             self.status.failed("pass", result.errors)
 
-    def _extract(self) -> object:
-        """One pipeline pass. An extractor that cannot run (no `claude` on the daemon's PATH,
-        bad credentials) is an expected, lasting condition, not a crash: one warning when it
-        starts, one when it ends (a later pass ran the extractor), and the pass goes on."""
+    def _run_pass(self) -> object:
+        """The pass itself (`_scheduled_pass`: it, then the re-index and swap `after_pass` asks
+        for). An extractor that cannot run (no `claude` on the daemon's PATH, bad credentials)
+        is a lasting condition, not a crash: a warning when it starts and when it ends."""
         if self.layout.read_only:  # memories cannot be written into this checkout
             return {"read_only": "extraction is off: the checkout is not writable here"}
         try:
@@ -367,7 +367,7 @@ class Daemon:
             elif decision.action == "sync":
                 self._sync(decision.reason)
             elif decision.action == "pass":
-                self._pass(decision.reason)
+                self._scheduled_pass(decision.reason)
             else:
                 log.info("exiting: %s", decision.reason)
                 return

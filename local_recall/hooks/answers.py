@@ -104,7 +104,7 @@ def answer_prompt(
     """The memories that bear on `prompt`, within the prompt budget; "" for none. Sure ones in
     full, the best others as pointers by rank, and (given `session_id`) none this session
     already saw: what each prompt was shown goes to the session's record
-    (context/seen_log.py). `warm`: a long-lived process's own warm search (the MCP server's),
+    (learning/shown_log.py). `warm`: a long-lived process's own warm search (the MCP server's),
     which decides here before any daemon is asked; None from it: not ready, the daemon
     answers. `in_process`: how this process searches when no daemon answers (default: a
     ContextService for this one prompt). `claim`: see `Claim`."""
@@ -228,7 +228,7 @@ def _shown(run: HookRun, text: str, record: tuple[str, str] | None, claim: Claim
     if not text or (claim is not None and not claim()):
         return ""
     if record is not None:
-        from local_recall.context.seen_log import record_shown
+        from local_recall.learning.shown_log import record_shown
 
         record_shown(run.layout.state_dir, *record, run.report)
     return text
@@ -280,12 +280,11 @@ def answer_session_start(run: HookRun, source: str, session_id: str) -> str:
 
 def _open_span(run: HookRun, session_id: str) -> None:
     """After /compact the session keeps its id but its context lost the memories shown so
-    far: a new span of its record lets them be shown again (context/seen.py)."""
+    far: a new span of its record lets them be shown again (learning/shown.py)."""
     import time
 
-    from local_recall.context.seen import span_line
-    from local_recall.context.seen_log import record_shown
-    from local_recall.learning.shown import session_key
+    from local_recall.learning.shown import session_key, span_line
+    from local_recall.learning.shown_log import record_shown
 
     at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = span_line(at=at).to_line()

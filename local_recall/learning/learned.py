@@ -17,11 +17,10 @@ again).
 import contextlib
 import json
 import math
-import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple, TypeGuard
 
-from local_recall.repo.files import read_bytes_nofollow, through_symlink
+from local_recall.repo.files import read_bytes_nofollow, stat_key, through_symlink
 from local_recall.repo.layout import Layout
 
 CACHE = "learned.json"
@@ -52,15 +51,10 @@ def static(settings: LearnSettings) -> Learned:
 
 
 def usage_key(layout: Layout) -> list[Any]:
-    """The outcomes' identity: inode, mtime and size of state/outcomes.jsonl."""
-    path = layout.state_dir / OUTCOMES_FILE
+    """The outcomes' identity: the stat key of state/outcomes.jsonl ([] when it is gone)."""
     if through_symlink(layout.state_dir):
         return ["symlink"]  # usage_log reads nothing through a link
-    try:
-        info = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return []
-    return [info.st_ino, info.st_mtime_ns, info.st_size]
+    return list(stat_key(layout.state_dir / OUTCOMES_FILE) or ())
 
 
 def _near(value: Any, centre: float, span: float) -> TypeGuard[float]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Literal, NamedTuple, get_args
 
 from local_recall.learning.shown import Tier
+from local_recall.text import one_line
 
 # followed: the agent read a pointed-at memory (get_memories/show with its id, or searched and
 #   opened it); relied: the session's extraction pass said the work relied on it;
@@ -31,21 +32,13 @@ AT_PATTERN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d
 
 class Outcome(NamedTuple):
     memory_id: str  # the memory's full uuid
-    session: str  # the 32-hex hash context/seen_log.py names the session's record by
+    session: str  # the 32-hex hash learning/shown.py names the session's record by
     at: str  # ISO 8601 UTC of the first prompt that showed it
     tier: Tier  # how it was first shown in that session
     use: Use
-    reason: str = (
-        ""  # disputed: why (one line, ≤ 200 chars, from the model: data, not instructions)
-    )
-
-
-def one_line(text: str, limit: int = MAX_REASON_CHARS) -> str:
-    """Whitespace (newlines included) collapsed to single spaces, control characters dropped,
-    cut at `limit`: a reason is shown inside a flag, where a newline would start a new line of
-    the agent's context."""
-    printable = "".join(ch if ch.isprintable() else " " for ch in text)
-    return " ".join(printable.split())[:limit]
+    # disputed: why (one line, ≤ 200 chars, from the model: data, not instructions); shown
+    # inside a flag, where a newline would start a new line of the agent's context
+    reason: str = ""
 
 
 def outcome_line(outcome: Outcome) -> str:
@@ -69,7 +62,7 @@ def _outcome(data: object) -> Outcome | None:
         and use in USES
         and isinstance(reason, str)
         # a multi-line or overlong reason was not written by append_outcomes
-        and reason == one_line(reason)
+        and reason == one_line(reason, MAX_REASON_CHARS, mark="")
     )
     if not valid:
         return None

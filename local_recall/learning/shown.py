@@ -1,12 +1,15 @@
-"""Each session's record of what its prompts were shown: `state/sessions/<key>.jsonl`, one
-`ShownLine` per prompt that got anything (written by context/seen_log.py, read by the prompt hook
-through context/seen.py and by the daemon's pass to learn what the session did with them).
-Pure: lines in, values out; learning/usage_log.py `read_shown` reads the file.
+"""The session record's format: `state/sessions/<key>.jsonl`, one `ShownLine` per prompt that
+got anything, and what it says (`Shown`, `first_shown`). Pure: lines in, values out;
+learning/shown_log.py reads and appends the file.
 
-It holds ids and the prompt's id, never the prompt's text. A line that does not parse is
-skipped: the file sits in state/, which a hostile checkout may have planted. Never read through
-a symlink; the file name is a hash of the session id (`session_key`), so an odd id names no
-other path.
+The prompt hook shows a memory in full once per session and points at it once
+(context/selection.py: `fill_budget(shown_before=…)`): the text stays in the session's context
+for every later turn, so repeating it only spends tokens. The same record says what each prompt
+was shown, for the daemon's pass to learn what the session did with those memories
+(docs/hooks.md#once-per-session). It holds ids and the prompt's id, never the prompt's text. A
+line that does not parse is skipped: the file sits in state/, which a hostile checkout may have
+planted. The file name is a hash of the session id (`session_key`), so an odd id names no other
+path.
 """
 
 import json
@@ -25,7 +28,7 @@ MAX_ID_CHARS = 64
 class ShownLine(NamedTuple):
     """One prompt's answer: when, which prompt (its id, "" if unknown), what in which tier.
     Or, with `span` set ("compact"), where a new span of the session starts: what was shown
-    before it left the context (context/seen.py)."""
+    before it left the context (`shown_of`)."""
 
     at: str  # ISO 8601 UTC
     prompt_id: str
@@ -41,6 +44,13 @@ class ShownLine(NamedTuple):
 
 
 SPANS = frozenset({"compact"})
+
+
+class Shown(NamedTuple):
+    """What this session was already shown since it started or was last compacted."""
+
+    full: frozenset[str] = frozenset()
+    pointed: frozenset[str] = frozenset()
 
 
 class FirstShown(NamedTuple):
@@ -102,3 +112,26 @@ def first_shown(shown: Sequence[ShownLine]) -> Mapping[str, FirstShown]:
         for memory_id in line.pointers:
             first.setdefault(memory_id, FirstShown(line.at, "pointer"))
     return first
+
+
+def shown_of(lines: Sequence[ShownLine]) -> Shown:
+    """What the session's context still holds: every memory shown in full, every memory
+    pointed at, since it started or was last compacted (a `span` line: compaction took the
+    earlier text out of the context, so those memories may be shown again)."""
+    start = max((i + 1 for i, line in enumerate(lines) if line.span), default=0)
+    current = lines[start:]
+    full = frozenset(i for line in current for i in line.full)
+    pointed = frozenset(i for line in current for i in line.pointers)
+    return Shown(full, pointed - full)
+
+
+def shown_line(
+    full: Iterable[str], pointers: Iterable[str], *, at: str, prompt_id: str
+) -> ShownLine:
+    """One prompt's line: the ids it showed in full and those it pointed at."""
+    return ShownLine(at, prompt_id[:MAX_ID_CHARS], tuple(full), tuple(pointers))
+
+
+def span_line(*, at: str, span: str = "compact") -> ShownLine:
+    """The line that opens a new span of a session's record (a SessionStart `compact`)."""
+    return ShownLine(at, "", (), (), span)

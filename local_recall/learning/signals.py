@@ -13,13 +13,14 @@ from typing import NamedTuple
 
 from local_recall.learning.outcomes import (
     AT_PATTERN,
+    MAX_REASON_CHARS,
     USE_RANK,
     UUID_PATTERN,
     Outcome,
     Use,
-    one_line,
 )
 from local_recall.learning.shown import FirstShown
+from local_recall.text import one_line
 
 MIN_PREFIX_CHARS = 8  # the short ids pointers show (context/prompt.py SHORT_ID_CHARS)
 _ID_TOKEN = re.compile(r"(?<![0-9a-z])[0-9a-f]{8}(?:-?[0-9a-f])*")
@@ -79,6 +80,7 @@ def session_outcomes(
         use = use_of(memory_id, opened, verdicts)
         if use == "ignored" and not verdicts.judged:
             continue
-        reason = one_line(verdicts.disputed.get(memory_id, "")) if use == "disputed" else ""
+        why = verdicts.disputed.get(memory_id, "") if use == "disputed" else ""
+        reason = one_line(why, MAX_REASON_CHARS, mark="")
         outcomes.append(Outcome(memory_id, session, first.at, first.tier, use, reason))
     return sorted(outcomes, key=lambda o: (-USE_RANK[o.use], o.at, o.memory_id))

@@ -62,7 +62,7 @@ def age_weight(at: str, now: datetime, half_life_days: float) -> float:
     """0.5 ** (age in days / half-life); a time in the future (a clock's skew, a hostile line)
     weighs as now, a time that does not parse nothing."""
     try:
-        when = datetime.fromisoformat(at.replace("Z", "+00:00"))
+        when = datetime.fromisoformat(at)
         age = (now - when).total_seconds() / 86400
     except (ValueError, TypeError):  # TypeError: a naive time against an aware `now`
         return 0.0

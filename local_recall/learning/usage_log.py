@@ -29,7 +29,6 @@ from local_recall.learning.outcomes import (
     outcome_line,
     parse_counted,
 )
-from local_recall.learning.shown import ShownLine, parse_lines, record_path
 from local_recall.repo.files import (
     open_append_nofollow,
     read_tail_nofollow,
@@ -41,9 +40,6 @@ from local_recall.repo.layout import Layout
 OUTCOMES_FILE = "outcomes.jsonl"  # in state/ (learning/learned.py keys its cache on it)
 # A year of one person's sessions at ~20 memories shown each is ~3 MB; past this, the newest.
 MAX_FILE_BYTES = 4 * 1024 * 1024
-# A session's record is read on every prompt: its tail only, past this (a long session's
-# earliest prompts then count as unseen, which costs a repeat, never a miss).
-MAX_READ_BYTES = 128 * 1024
 # The clock of the machine that wrote a line is this one: a little slack for a resync only.
 FUTURE_SLACK = timedelta(minutes=5)
 
@@ -78,7 +74,7 @@ def dated_after(at: str, limit: datetime) -> bool:
     """Whether `at` (an Outcome's shape-checked time) is later than `limit` (aware): a line
     dated in the future is not believed (it would outrank every real one and never decay)."""
     try:
-        return datetime.fromisoformat(at.replace("Z", "+00:00")) > limit
+        return datetime.fromisoformat(at) > limit
     except (ValueError, TypeError):
         return True
 
@@ -173,15 +169,3 @@ def read_legacy(layout: Layout) -> UsageRead | None:
         outcomes.extend(parsed)
         skipped_lines += bad
     return UsageRead(outcomes, skipped_lines, tuple(skipped))
-
-
-def read_shown(state_dir: Path, session_id: str) -> list[ShownLine]:
-    """A session's record of what it was shown (learning/shown.py); [] when there is none or
-    it cannot be read."""
-    if not session_id:
-        return []
-    try:
-        data = read_tail_nofollow(record_path(state_dir, session_id), MAX_READ_BYTES)
-    except OSError:
-        return []
-    return parse_lines(data.decode("utf-8", "replace").splitlines())

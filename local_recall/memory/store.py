@@ -43,11 +43,11 @@ from local_recall.repo.files import (
 )
 from local_recall.repo.locks import LockBusy, held_lock
 
-__all__ = ["Created", "Deleted", "MemoryStore", "Scan", "Twin"]  # Scan: from kept_scan.py
+__all__ = ["Created", "Deleted", "MemoryStore", "ParaphraseOf", "Scan"]  # Scan: from kept_scan.py
 
 
-# the memory a draft says in other words, among the store's memories (`create`'s `unless`)
-Twin = Callable[[Sequence[Memory]], Memory | None]
+# the memory a draft says in other words, among the store's memories (`create`'s `paraphrase_of`)
+ParaphraseOf = Callable[[Sequence[Memory]], Memory | None]
 # 2: provenance and review fields; 3: superseded_by/_reason; 4: disputed; 5: a file without
 # occurred_at is a memory (its time from git or the file), no longer an error entry
 _CATALOG_VERSION = 5
@@ -149,23 +149,25 @@ class MemoryStore:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def create(self, draft: Draft, unless: Twin | None = None) -> Created:
-        """Write a new memory unless one with the same normalised body exists, or `unless` names
-        one it paraphrases: that one is returned. `unless` (it may sync an index, load a model:
-        seconds) is decided outside the cross-process lock; under it come the hash check and,
-        only if memories were written since, `unless` again (warm by then: milliseconds). One
+    def create(self, draft: Draft, paraphrase_of: ParaphraseOf | None = None) -> Created:
+        """Write a new memory unless one with the same normalised body exists, or `paraphrase_of`
+        names one it paraphrases: that one is returned. `paraphrase_of` (it may sync an index,
+        load a model: seconds) is decided outside the cross-process lock; under it come the hash
+        check and, only if memories were written since, `paraphrase_of` again (warm by then:
+        milliseconds). One
         fact saved by 20 processes at once leaves one file, none waits out another's model
         load, and one that waited too long answers with the memory now holding its fact."""
         digest = content_hash(draft.body)
         seen = self._rescan().memories  # the folder is listed only if it moved (`_rescan`)
-        if (found := self._holding(seen, digest, unless)) is not None:
+        if (found := self._holding(seen, digest, paraphrase_of)) is not None:
             return found
         try:
             with self._lock():
                 now = self._rescan().memories
-                again = unless if now is not seen and _state(now) != _state(seen) else None
+                moved = now is not seen and _state(now) != _state(seen)
+                recheck = paraphrase_of if moved else None
                 # the same scan: its hash was checked (a pass over 100,000 memories)
-                if now is not seen and (found := self._holding(now, digest, again)) is not None:
+                if now is not seen and (found := self._holding(now, digest, recheck)) is not None:
                     return found
                 if self._temp_files:  # only a listing that saw one looks for them
                     self._temp_files = remove_stale_temp_files(self.directory) > 0
@@ -174,21 +176,21 @@ class MemoryStore:
                 self._write(memory)
                 path = self.path_of(memory.id)
                 return Created(self._record_new_file(path, known), created=True)
-        except LockBusy:  # timed out on the lock: a twin saved meanwhile holds the fact
-            if (found := _holder(self.scan().memories, digest, unless)) is None:
+        except LockBusy:  # timed out on the lock: a paraphrase saved meanwhile holds the fact
+            if (found := _holder(self.scan().memories, digest, paraphrase_of)) is None:
                 raise
             return found
 
     def _holding(
-        self, memories: Sequence[Memory], digest: str, unless: Twin | None
+        self, memories: Sequence[Memory], digest: str, paraphrase_of: ParaphraseOf | None
     ) -> Created | None:
         """`_holder`, its answer's file checked (one lstat): an edit in place moves neither the
         folder's stat nor the catalog's, and a save must not answer with a memory that may no
         longer hold its fact. Edited since its listing: the folder is listed again."""
-        found = _holder(memories, digest, unless)
+        found = _holder(memories, digest, paraphrase_of)
         if found is None or self._as_listed(found.memory):
             return found
-        return _holder(self.scan().memories, digest, unless)
+        return _holder(self.scan().memories, digest, paraphrase_of)
 
     def _as_listed(self, memory: Memory) -> bool:
         last = self._last
@@ -201,7 +203,7 @@ class MemoryStore:
         """Add a file this process just wrote to the catalog without re-scanning the folder
         (the scan before the write was fresh, under the same lock). `known`: the folder was as
         last listed right before the write, so its stat after it stands for the kept listing
-        and the next save need not list it (else 2 listings of 100,000 files a save)."""
+        and the next save need not list it (2 listings of 100,000 files a save)."""
         after = stat_key(self.directory) if known else None
         key = key_of(path.stat())
         _key, entry, memory = parse_entry(path, key, self.kind)
@@ -307,14 +309,16 @@ class MemoryStore:
         return held_lock(self.lock_path, timeout=self.lock_timeout, what="the store lock")
 
 
-def _holder(memories: Sequence[Memory], digest: str, unless: Twin | None) -> Created | None:
+def _holder(
+    memories: Sequence[Memory], digest: str, paraphrase_of: ParaphraseOf | None
+) -> Created | None:
     """The memory among `memories` that already holds a draft's fact: the same body, or (with
-    `unless`) the same fact in other words."""
+    `paraphrase_of`) the same fact in other words."""
     for memory in memories:
         if memory.content_hash == digest:
             return Created(memory, created=False)
-    if unless is not None and (twin := unless(memories)) is not None:
-        return Created(twin, created=False, paraphrase=True)
+    if paraphrase_of is not None and (said := paraphrase_of(memories)) is not None:
+        return Created(said, created=False, paraphrase=True)
     return None
 
 

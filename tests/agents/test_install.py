@@ -428,7 +428,7 @@ def test_doctor_never_says_to_trust_hooks_that_run_a_repository_file(
 
 
 def test_init_agent_is_the_opt_in_to_reading_its_sessions(repo: Path, cli: CliRunner) -> None:
-    from local_recall.capture.sessions.sources import opted_in, session_sources
+    from local_recall.capture.sessions.agent_sessions import opted_in, session_sources
     from local_recall.capture.transcripts.model import TranscriptFile
 
     state = repo / "local-recall" / "state"

@@ -41,8 +41,8 @@ from local_recall.capture.pipeline_plan import (
     similarity,
     thinking_entries,
 )
-from local_recall.capture.pipeline_state import load_state, prefix_fingerprint, save_state
 from local_recall.capture.progress import PipelineState, TranscriptState, advanced, failed
+from local_recall.capture.progress_file import load_state, prefix_fingerprint, save_state
 from local_recall.capture.report import PassReport
 from local_recall.capture.transcripts.model import (
     ParsedTranscript,

@@ -33,7 +33,7 @@ from local_recall.context.hook_settings import ENVIRONMENT_NAMES
 from local_recall.daemon.control import LOCK_NAME
 from local_recall.daemon.query_client import POINTER_NAME, socket_paths
 from local_recall.daemon.session_env import is_claude_variable
-from local_recall.learning.usage_log import read_shown
+from local_recall.learning.shown_log import read_shown
 from tests.conftest import clean_env, git_init
 from tests.hook_runs import (
     HIT,
@@ -301,7 +301,8 @@ HEAVY = {
     "local_recall.memory.model",
 }
 # What the daemon's answer spares a hook's process (daemon/hook_requests.py): the tiers, the
-# session's record reader, the learned cut-offs, and the libraries they load.
+# learned cut-offs, the outcomes' reader, and the libraries they load. (The session record's
+# module, learning/shown_log.py, is loaded for its append; its reader adds no import.)
 DAEMONS_PART = {
     "local_recall.context.prompt",
     "local_recall.context.hook_answers",

@@ -1,6 +1,6 @@
 """Full text, pointers, nothing (context/prompt.py): sure -> full text in order; the best
 others -> a pointer line each, by rank and gap, when the prompt asks something of this
-repository; and a session's record (context/seen.py): a memory in full once per span of the
+repository; and a session's record (learning/shown.py): a memory in full once per span of the
 session, a pointer once. Literals only."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from local_recall.context.notes import NOTICE, Note
 from local_recall.context.prompt import (
     FULL_TOKENS,
     NO_TOOLS_YET,
-    Seen,
     Tiers,
     fill_budget,
     pointer_line,
@@ -19,7 +18,7 @@ from local_recall.context.prompt import (
     select,
     short_id,
 )
-from local_recall.context.seen import ShownLine, parse_lines, seen_of, shown_line, span_line
+from local_recall.learning.shown import Shown, ShownLine, parse_lines, shown_line, shown_of
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -37,7 +36,7 @@ def hit(memory_id: str, score: float, subject: str | None = None, **extra: objec
 
 def tiers(
     notes: list[Note],
-    seen: Seen = Seen(),
+    shown_before: Shown = Shown(),
     pointers: int = 3,
     *,
     asks: bool = True,
@@ -50,7 +49,7 @@ def tiers(
         min_score=0.5,
         pointers=pointers,
         pointer_min_score=floor,
-        seen=seen,
+        shown_before=shown_before,
         pointer_gap=gap,
         asks=asks,
     )
@@ -131,26 +130,34 @@ def test_without_pointers_every_sure_hit_is_shown_as_before_tiers() -> None:
 
 
 def test_shown_in_full_this_session_is_not_repeated() -> None:
-    seen = Seen(full=frozenset({A}))
+    shown_before = Shown(full=frozenset({A}))
     # the best match again: one reminder line, not the text
     selection = fill_budget(
-        [hit(A, 0.9), hit(B, 0.8)], budget_tokens=1500, min_score=0.5, pointers=3, seen=seen
+        [hit(A, 0.9), hit(B, 0.8)],
+        budget_tokens=1500,
+        min_score=0.5,
+        pointers=3,
+        shown_before=shown_before,
     )
     assert [n.id for n in selection.shown] == [B]
     assert [n.id for n in selection.pointers] == [A] and selection.repeated == {A}
     text = prompt_context(
-        [hit(A, 0.9), hit(B, 0.8)], budget_tokens=1500, min_score=0.5, pointers=3, seen=seen
+        [hit(A, 0.9), hit(B, 0.8)],
+        budget_tokens=1500,
+        min_score=0.5,
+        pointers=3,
+        shown_before=shown_before,
     )
     assert "Body of a" not in text and "shown in full earlier in this session" in text
     # not the best match: nothing for it
-    assert tiers([hit(B, 0.9), hit(A, 0.8)], seen=seen) == ([B], [])
-    assert tiers([hit(B, 0.9), hit(A, 0.4)], seen=seen) == ([B], [])
+    assert tiers([hit(B, 0.9), hit(A, 0.8)], shown_before=shown_before) == ([B], [])
+    assert tiers([hit(B, 0.9), hit(A, 0.4)], shown_before=shown_before) == ([B], [])
 
 
 def test_pointed_at_this_session_is_not_pointed_again_unless_it_became_sure() -> None:
-    seen = Seen(pointed=frozenset({A}))
-    assert tiers([hit(A, 0.45), hit(B, 0.40)], seen=seen) == ([], [B])
-    assert tiers([hit(A, 0.95), hit(B, 0.40)], seen=seen) == ([A], [])
+    shown_before = Shown(pointed=frozenset({A}))
+    assert tiers([hit(A, 0.45), hit(B, 0.40)], shown_before=shown_before) == ([], [B])
+    assert tiers([hit(A, 0.95), hit(B, 0.40)], shown_before=shown_before) == ([A], [])
 
 
 def test_an_org_hit_is_shown_in_full_or_not_at_all() -> None:
@@ -238,27 +245,16 @@ def test_the_session_record_round_trips_and_skips_what_does_not_parse() -> None:
     )
     assert [n.id for n in selection.shown] == [A, B]
     selection = selection._replace(shown=selection.shown[:1], pointers=selection.shown[1:])
-    line = shown_line(selection, at="2026-11-28T08:00:00Z", prompt_id="p1")
+    full, pointers = [n.id for n in selection.shown], [n.id for n in selection.pointers]
+    line = shown_line(full, pointers, at="2026-11-28T08:00:00Z", prompt_id="p1")
     assert line == ShownLine("2026-11-28T08:00:00Z", "p1", (A,), (B,))
     assert "span" not in line.to_line()
     lines = ["not json", "[1]", '{"full": "x", "pointers": [1, null]}', line.to_line()]
     parsed = parse_lines(lines)
     assert parsed[-1] == line
-    assert seen_of(parsed) == Seen(full=frozenset({A}), pointed=frozenset({B}))
+    assert shown_of(parsed) == Shown(full=frozenset({A}), pointed=frozenset({B}))
     later = ShownLine("t", "p2", (B,), ())  # pointed at first, in full later
-    assert seen_of([line, later]) == Seen(full=frozenset({A, B}), pointed=frozenset())
-
-
-def test_compaction_opens_a_new_span_of_the_session() -> None:
-    shown = ShownLine("t1", "p1", (A,), (B,))
-    span = span_line(at="t2")
-    assert parse_lines([shown.to_line(), span.to_line()]) == [shown, span]
-    assert seen_of([shown, span]) == Seen()  # compaction took them out of the context
-    after = ShownLine("t3", "p2", (C,), ())
-    assert seen_of([shown, span, after]) == Seen(full=frozenset({C}))
-    # a span of a kind this version does not know is an ordinary (empty) line
-    odd = parse_lines(['{"at": "t", "span": "reboot"}'])
-    assert odd == [ShownLine("t", "", (), ())] and seen_of([shown, *odd]).full == {A}
+    assert shown_of([line, later]) == Shown(full=frozenset({A, B}), pointed=frozenset())
 
 
 def test_the_selection_records_why_each_candidate_got_its_tier() -> None:
@@ -268,7 +264,7 @@ def test_the_selection_records_why_each_candidate_got_its_tier() -> None:
         budget_tokens=1500,
         min_score=0.5,
         pointers=3,
-        seen=Seen(full=frozenset({B})),
+        shown_before=Shown(full=frozenset({B})),
     )
     reasons = dict(chosen.reasons)
     assert reasons[A] == "sure: score 0.90 >= 0.50"

@@ -482,7 +482,7 @@ def test_missing_claude_is_one_warning_when_it_starts_and_one_when_it_ends(
             caplog.clear()
             with caplog.at_level(logging.INFO, logger="local_recall"):
                 for _ in range(count):
-                    daemon._pass("test")
+                    daemon._scheduled_pass("test")
             assert all(record.exc_info is None for record in caplog.records)  # no traceback
             return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 

@@ -183,7 +183,7 @@ def _add(cli: CliRunner, subject: str, body: str) -> str:
 
 
 def _dispute_in_file(repo: Path, memory: str, why: str = WHY) -> None:
-    """As the session pass writes it (capture/learned.py): unreviewed, with the dispute."""
+    """As the session pass writes it (capture/session_signals.py): unreviewed, with the dispute."""
     path = repo / "local-recall" / "episodic-memory" / f"{memory}.md"
     key = f'disputed:\n  reason: {why}\n  date: "2026-12-06"\n  session: "{SESSION}"\n'
     path.write_text(path.read_text().replace("\n---\n", f"\nreview: unreviewed\n{key}---\n", 1))

@@ -7,13 +7,14 @@ import json
 
 from local_recall.learning.outcomes import (
     MAX_LINE_CHARS,
+    MAX_REASON_CHARS,
     Outcome,
-    one_line,
     one_per_session,
     outcome_line,
     parse_counted,
     parse_outcomes,
 )
+from local_recall.text import one_line
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -59,11 +60,17 @@ def test_a_missing_reason_reads_as_none_given() -> None:
     assert parse_outcomes([line]) == [Outcome(A, S1, AT, "full", "ignored", "")]
 
 
+def reason_line(text: str) -> str:
+    """A reason as the pass writes it and the parser accepts it: one line, cut, no mark."""
+    return one_line(text, MAX_REASON_CHARS, mark="")
+
+
 def test_a_reason_is_made_one_short_line() -> None:
     assert (
-        one_line("  it  said\n\tretry 3\x1b[31m times\u2028ok ") == "it said retry 3 [31m times ok"
+        reason_line("  it  said\n\tretry 3\x1b[31m times\u2028ok ")
+        == "it said retry 3 [31m times ok"
     )
-    assert len(one_line("z" * 500)) == 200
+    assert len(reason_line("z" * 500)) == 200
 
 
 def test_the_first_of_equal_outcomes_of_a_session_and_memory_is_kept() -> None:

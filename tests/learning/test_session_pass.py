@@ -1,4 +1,4 @@
-"""The pass notes what each session did with the memories it was shown (capture/learned.py),
+"""The pass notes what each session did with the memories it was shown (capture/session_signals.py),
 on real files and git: the session's record in state/sessions/, its transcript, this user's
 outcomes in state/, a dispute in the memory's own frontmatter. The extractor is scripted here;
 tests/claude_code/test_learning_e2e.py runs the real `claude -p`."""
@@ -16,10 +16,10 @@ from typing import Any
 
 from local_recall.capture.extraction.prompt import ExistingMemory, ExtractionResult
 from local_recall.capture.transcripts.project_dirs import encode_project_dir
-from local_recall.context.seen_log import append_shown
 from local_recall.errors import ExtractionFailed
 from local_recall.learning.outcomes import Outcome
 from local_recall.learning.shown import ShownLine, session_key
+from local_recall.learning.shown_log import append_shown
 from local_recall.learning.signals import Verdicts
 from local_recall.learning.usage_log import outcomes_path, read_outcomes
 from local_recall.recall import Recall

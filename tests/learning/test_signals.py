@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from local_recall.capture.extraction.prompt import MEMORY_SCHEMA, ExistingMemory
 from local_recall.capture.extraction.verdicts import read_verdicts, shown_block, with_shown
-from local_recall.capture.learned import merge
+from local_recall.capture.session_signals import merge
 from local_recall.learning.outcomes import Outcome
 from local_recall.learning.shown import FirstShown, ShownLine, first_shown, session_key
 from local_recall.learning.signals import Verdicts, followed, session_outcomes

@@ -134,7 +134,7 @@ def test_the_committed_usage_folder_of_earlier_versions_is_read_for_doctor_only(
 
 def test_a_session_record_nested_past_the_parser_loses_that_line_only(tmp_path: Path) -> None:
     from local_recall.learning.shown import ShownLine, record_path
-    from local_recall.learning.usage_log import read_shown
+    from local_recall.learning.shown_log import read_shown
 
     layout = _layout(tmp_path)
     good = ShownLine(AT, "p1", (A,), (B,))

@@ -20,7 +20,7 @@ from pathlib import Path
 from local_recall.memory.model import new_memory_id
 from local_recall.memory.store import MemoryStore
 from local_recall.memory.store_files import RACY_NS
-from tests.memory.test_scan_cost import draft, no_twin, write_memories
+from tests.memory.test_scan_cost import draft, no_paraphrase, write_memories
 
 
 def opened(root: Path, count: int) -> MemoryStore:
@@ -40,7 +40,7 @@ def saves_counted(store: MemoryStore, first: int, saves: int) -> dict[str, int]:
     profile = cProfile.Profile()
     profile.enable()
     for n in range(first, first + saves):
-        assert store.create(draft(n), unless=no_twin).created
+        assert store.create(draft(n), paraphrase_of=no_paraphrase).created
     profile.disable()
     calls = pstats.Stats(profile).stats  # type: ignore[attr-defined]
 

@@ -181,7 +181,7 @@ def draft(n: int) -> Draft:
     )
 
 
-def no_twin(_memories: Sequence[Memory]) -> Memory | None:
+def no_paraphrase(_memories: Sequence[Memory]) -> Memory | None:
     return None  # the paraphrase check's answer when nothing says the same
 
 
@@ -191,12 +191,14 @@ def save_calls(root: Path, count: int) -> tuple[int, int, int, MemoryStore]:
     folder = root / "local-recall" / "episodic-memory"
     write_memories(folder, count)
     store = MemoryStore(folder, root / "local-recall" / "state", new_id=new_memory_id)
-    store.create(draft(1), unless=no_twin)  # warm: the catalog written, a save behind it
+    store.create(
+        draft(1), paraphrase_of=no_paraphrase
+    )  # warm: the catalog written, a save behind it
     past = os.stat(folder).st_mtime_ns - 10**9  # that save a second ago (the folder is trusted
     os.utime(folder, ns=(past, past))  # only once its mtime is older than a file-system tick)
     profile = cProfile.Profile()
     profile.enable()
-    created = store.create(draft(2), unless=no_twin)
+    created = store.create(draft(2), paraphrase_of=no_paraphrase)
     store.scan()  # the next save's first scan
     profile.disable()
     assert created.created

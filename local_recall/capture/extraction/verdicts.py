@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from local_recall.capture.extraction.prompt import ExistingMemory, defuse, fold
-from local_recall.learning.outcomes import MAX_REASON_CHARS, one_line
+from local_recall.learning.outcomes import MAX_REASON_CHARS
 from local_recall.learning.signals import MIN_PREFIX_CHARS, Verdicts
+from local_recall.text import one_line
 
 MAX_SHOWN = 20  # ~25 tokens each: a session shown more lists its first 20
 MAX_SUBJECT_CHARS = 120
@@ -103,7 +104,7 @@ def read_verdicts(structured: Mapping[str, Any], shown: Sequence[ExistingMemory]
             continue
         memory_id = _resolve(item.get("id"), shown)
         reason = item.get("reason")
-        text = one_line(reason, MAX_REASON_CHARS) if isinstance(reason, str) else ""
+        text = one_line(reason, MAX_REASON_CHARS, mark="") if isinstance(reason, str) else ""
         if memory_id is not None:
             disputed.setdefault(memory_id, text or "found wrong by a session")
     return Verdicts(frozenset(relied - disputed.keys()), disputed, judged=True)

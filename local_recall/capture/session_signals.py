@@ -19,14 +19,16 @@ from local_recall.capture.extraction.prompt import ExistingMemory
 from local_recall.capture.transcripts.model import TranscriptFile, Turn
 from local_recall.capture.writer import MemorySink
 from local_recall.errors import RecallError
-from local_recall.learning.outcomes import MAX_REASON_CHARS, one_line
+from local_recall.learning.outcomes import MAX_REASON_CHARS
 from local_recall.learning.shown import FirstShown, first_shown, session_key
+from local_recall.learning.shown_log import read_shown
 from local_recall.learning.signals import Verdicts, followed, session_outcomes
-from local_recall.learning.usage_log import append_outcomes, read_shown
+from local_recall.learning.usage_log import append_outcomes
 from local_recall.memory.dispute import Dispute
 from local_recall.redaction.secrets import redact_for_storage
 from local_recall.repo.config import LearningConfig
 from local_recall.repo.layout import Layout
+from local_recall.text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +98,7 @@ class SessionSignals:
 def dispute_reason(text: str) -> str:
     """The model's reason as the memory file keeps it: redacted like any memory text (a model
     may restate a secret it saw in two halves), one printable line, at most MAX_REASON_CHARS."""
-    return one_line(redact_for_storage(text).text, MAX_REASON_CHARS) or DEFAULT_REASON
+    return one_line(redact_for_storage(text).text, MAX_REASON_CHARS, mark="") or DEFAULT_REASON
 
 
 def session_signals(

@@ -1,4 +1,5 @@
-"""What the extraction pipeline has done, per transcript: `local-recall/state/pipeline.json`.
+"""The pipeline's progress on disk (its values: progress.py): `local-recall/state/pipeline.json`
+read and written, and the fingerprint of a transcript's processed prefix.
 
 The state is machine-local and gitignored. It is only a cache of progress: memory creation is
 idempotent by content hash, so losing the file (or finding it corrupt) makes the next pass

@@ -1,5 +1,6 @@
-"""Each session's record of what its prompts were shown (context/seen.py): one JSON-lines file
-per session in state/sessions/, appended once per prompt that got anything.
+"""The session record's file I/O (its format: learning/shown.py): one JSON-lines file per
+session in state/sessions/, appended once per prompt that got anything (the prompt hook) and
+read from its tail (the prompt hook, the daemon's pass).
 
 Cheap on every prompt: one bounded read and one small append, no fsync (the record is derived
 and only saves tokens; losing it repeats a memory once, nothing more). Never through a symlink
@@ -15,14 +16,28 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from local_recall.learning.shown import SESSIONS_DIR, ShownLine, record_path, session_key
-from local_recall.repo.files import open_append_nofollow, through_symlink
+from local_recall.learning.shown import (
+    SESSIONS_DIR,
+    ShownLine,
+    parse_lines,
+    record_path,
+    session_key,
+)
+from local_recall.repo.files import open_append_nofollow, read_tail_nofollow, through_symlink
 
-# Named in learning/shown.py and read by learning/usage_log.py's `read_shown` (the daemon's pass
-# reads it too); this module only writes, so that a hook's process can append without loading
-# the reader's imports.
-__all__ = ["SESSIONS_DIR", "append_shown", "prune", "record_path", "record_shown"]
+__all__ = [
+    "MAX_READ_BYTES",
+    "SESSIONS_DIR",
+    "append_shown",
+    "prune",
+    "read_shown",
+    "record_path",
+    "record_shown",
+]
 SESSION_TTL_DAYS = 7
+# A session's record is read on every prompt: its tail only, past this (a long session's
+# earliest prompts then count as unseen, which costs a repeat, never a miss).
+MAX_READ_BYTES = 128 * 1024
 _KEY = re.compile(r"[0-9a-f]{32}")
 
 
@@ -75,3 +90,14 @@ def prune(directory: Path, *, now: float | None = None) -> int:
                     os.unlink(entry.path)
                     removed += 1
     return removed
+
+
+def read_shown(state_dir: Path, session_id: str) -> list[ShownLine]:
+    """A session's record of what it was shown; [] when there is none or it cannot be read."""
+    if not session_id:
+        return []
+    try:
+        data = read_tail_nofollow(record_path(state_dir, session_id), MAX_READ_BYTES)
+    except OSError:
+        return []
+    return parse_lines(data.decode("utf-8", "replace").splitlines())

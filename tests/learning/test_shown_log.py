@@ -1,4 +1,4 @@
-"""Each session's record of what it was shown (context/seen_log.py), on real files: one file per
+"""Each session's record of what it was shown (learning/shown_log.py), on real files: one file per
 session named by a hash, appended per prompt, read from its tail, never through a symlink, old
 sessions pruned."""
 
@@ -9,9 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from local_recall.context.seen import ShownLine, seen_of
-from local_recall.context.seen_log import SESSIONS_DIR, append_shown, prune, record_path
-from local_recall.learning.usage_log import MAX_READ_BYTES, read_shown
+from local_recall.learning.shown import ShownLine, shown_of
+from local_recall.learning.shown_log import (
+    MAX_READ_BYTES,
+    SESSIONS_DIR,
+    append_shown,
+    prune,
+    read_shown,
+    record_path,
+)
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -22,7 +28,7 @@ def test_a_sessions_record_is_appended_and_read_back(tmp_path: Path) -> None:
     append_shown(tmp_path, "s1", ShownLine("t2", "p2", (), (B,)))
     append_shown(tmp_path, "s2", ShownLine("t3", "p3", (B,), ()))
     assert [line.prompt_id for line in read_shown(tmp_path, "s1")] == ["p1", "p2"]
-    assert seen_of(read_shown(tmp_path, "s1")).full == {A}
+    assert shown_of(read_shown(tmp_path, "s1")).full == {A}
     assert read_shown(tmp_path, "") == [] and read_shown(tmp_path, "never") == []
     append_shown(tmp_path, "", ShownLine("t", "p", (A,), ()))  # no session: nothing kept
     assert len(list((tmp_path / SESSIONS_DIR).iterdir())) == 2
