@@ -204,10 +204,10 @@ def _no_answer_from_daemon(run: HookRun, reply: Reply | None) -> None:
     except OSError as exc:  # another user's daemon: it stays, this process answers
         run.report("WARNING", f"an older daemon could not be stopped: {exc}")
         return
+    asked = f"asked it (pid {pid}) to stop" if pid else "no daemon holds the lock to stop"
     run.report(
         "INFO",
-        f"the daemon (pid {pid}) predates this version's `answer` op: asked it to stop; "
-        "answering in-process",
+        f"the daemon predates this version's `answer` op: {asked}; answering in-process",
     )
 
 

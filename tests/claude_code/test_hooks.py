@@ -557,7 +557,9 @@ def test_a_daemon_from_before_the_answer_op_is_asked_to_stop(repo: Path, stand_i
     started = run_hook("session-start", start, repo, env=hook_env(repo, PATIENT), timeout=150)
     assert "Release checklist" in started.context()
     assert [request["op"] for request in stand_in.requests] == ["answer", "answer"]
-    assert "predates this version's `answer` op: asked it to stop" in log_text(repo)
+    log = log_text(repo)
+    assert f"predates this version's `answer` op: asked it (pid {older.pid}) to stop" in log
+    assert "predates this version's `answer` op: no daemon holds the lock to stop" in log
 
 
 def hold_daemon_lock(repo: Path) -> subprocess.Popen[bytes]:
