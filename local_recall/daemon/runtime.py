@@ -236,9 +236,8 @@ class Daemon:
             self.status.error("pass", exc)
             return
         log.info("pass done (%s) in %.1f s", reason, time.monotonic() - started)
-        self.status.record("pass", started, report)
-        if isinstance(result, PassReport):
-            self.status.failed("pass", result.errors)
+        failed = result.errors if isinstance(result, PassReport) else ()
+        self.status.record("pass", started, report, failed=failed)
 
     def _run_pass(self) -> object:
         """The pass itself (`_scheduled_pass`: it, then the re-index and swap `after_pass` asks

@@ -80,7 +80,17 @@ class StatusFile:
         with self._lock:
             self._data["counts"]["queries"] += 1
 
-    def record(self, kind: Literal["pass", "sync"], started: float, report: Any) -> None:
+    def record(
+        self,
+        kind: Literal["pass", "sync"],
+        started: float,
+        report: Any,
+        *,
+        failed: Sequence[str] = (),
+    ) -> None:
+        """A piece of work done, and the items of it that `failed` (a pass whose extractor
+        calls failed: each is retried later), in one write: a reader never sees the work
+        without its errors."""
         with self._lock:
             self._data[f"last_{kind}"] = {
                 "at": self._now(),
@@ -88,6 +98,7 @@ class StatusFile:
                 "report": _jsonable(report),
             }
             self._data["counts"][kind + "es" if kind == "pass" else kind + "s"] += 1
+            self._count_failed(kind, failed)
         self.write()
 
     def error(self, where: str, exc: BaseException) -> None:
@@ -100,17 +111,14 @@ class StatusFile:
             self._data["last_errors"] = errors[-MAX_LAST_ERRORS:]
         self.write()
 
-    def failed(self, where: str, errors: Sequence[str]) -> None:
-        """A piece of work that went through but failed on some items (a pass whose extractor
-        calls failed: each is retried later). Counted as errors with their reasons, so that
-        `daemon status` never says "errors 0" while nothing gets extracted."""
+    def _count_failed(self, where: str, errors: Sequence[str]) -> None:
+        """Failed items counted as errors with their reasons, so that `daemon status` never
+        says "errors 0" while nothing gets extracted (under the lock)."""
         if not errors:
             return
-        with self._lock:
-            self._data["counts"]["errors"] += len(errors)
-            entries = [{"at": self._now(), "where": where, "error": e[:500]} for e in errors]
-            self._data["last_errors"] = [*self._data["last_errors"], *entries][-MAX_LAST_ERRORS:]
-        self.write()
+        self._data["counts"]["errors"] += len(errors)
+        entries = [{"at": self._now(), "where": where, "error": e[:500]} for e in errors]
+        self._data["last_errors"] = [*self._data["last_errors"], *entries][-MAX_LAST_ERRORS:]
 
     def heartbeat(self) -> None:
         with self._lock:
