@@ -3,11 +3,13 @@ for a condition, its status file, stopping it for sure."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +58,16 @@ def stop_and_reap(repo: Path) -> None:
     result = stop_daemon(layout, wait_seconds=20)
     if not result.stopped and result.pid:
         os.kill(result.pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def running_daemon(repo: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """A daemon started with `local-recall daemon start` and running; stopped (or killed)
+    afterwards. Yields its environment."""
+    started = lr(repo, "daemon", "start", env=env)
+    assert started.returncode == 0, started.stderr
+    wait_for(lambda: status_json(repo).get("state") == "running", 60)
+    try:
+        yield env
+    finally:
+        stop_and_reap(repo)

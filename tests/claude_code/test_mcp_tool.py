@@ -35,6 +35,7 @@ from tests.hook_runs import (
     run_hook,
     served_as_daemon,
 )
+from tests.mcp_prompts import PromptTool, prompt_server
 from tests.waiting import Ceiling
 
 PROMPT_ID = "3c6a1b0e-2f4d-4e8a-8b1c-5d7e9f0a1b2c"
@@ -271,23 +272,13 @@ def test_once_warm_the_server_answers_prompts_itself_and_stays_current(
     add_memories(repo)
     stand_in = StandIn(repo)
     stand_in.reply = {"ok": True, "hits": [{**HIT, "body": STAND_IN}]}
-    env = hook_env(repo, {"XDG_RUNTIME_DIR": str(runtime), "LOCAL_RECALL_ROOT": str(repo)})
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "local_recall", "mcp"], env=env, cwd=str(repo)
-    )
     prompts = ["how do we dedupe memory saves?", "what is on the release checklist?"]
     seen: dict[str, Any] = {"answers": []}
-    counter = iter(range(10_000))
-
-    async def ask(client: Client, prompt: str) -> str:
-        result = await client.call_tool(
-            "user_prompt_submit", {"prompt": prompt, "prompt_id": f"p-{next(counter)}"}
-        )
-        assert not result.is_error
-        return str(result.content[0].text)  # type: ignore[union-attr]
+    ask = PromptTool()
 
     async def main() -> None:
-        async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+        server = prompt_server(repo, runtime)
+        async with Client(server, mode="legacy", read_timeout_seconds=120) as client:
             await client.list_tools()  # the warm-up starts after the handshake
             with served_as_daemon(repo, stand_in.handle):
                 ceiling = Ceiling()

@@ -36,7 +36,7 @@ from tests.capture.test_extraction import processes_with
 from tests.capture.test_pipeline import exchange_entries, model
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.conftest import clean_env
-from tests.daemon_runs import daemon_env, lr, status_json, stop_and_reap, wait_for
+from tests.daemon_runs import daemon_env, lr, running_daemon, status_json, stop_and_reap, wait_for
 from tests.fake_anthropic import FakeAnthropic
 
 T = Timers(
@@ -176,13 +176,8 @@ def running(repo: Path) -> Iterator[dict[str, str]]:
     env = daemon_env(repo, LOCAL_RECALL_DAEMON_DEBOUNCE_SECONDS="0.2")
     projects = repo.parent / "claude-config" / "projects" / encode_project_dir(str(repo.resolve()))
     projects.mkdir(parents=True)
-    started = lr(repo, "daemon", "start", env=env)
-    assert started.returncode == 0, started.stderr
-    wait_for(lambda: status_json(repo).get("state") == "running", 60)
-    try:
-        yield env
-    finally:
-        stop_and_reap(repo)
+    with running_daemon(repo, env) as running_env:
+        yield running_env
 
 
 @pytest.mark.slow

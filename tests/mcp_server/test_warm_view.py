@@ -6,21 +6,21 @@ The real server over stdio, asked through the official client."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from local_recall.recall import Recall
 from local_recall.settings import Settings
 from tests.claude_code.test_hooks import add_memories
 from tests.conftest import clean_env, git_init
-from tests.daemon_runs import daemon_env, lr, status_json, stop_and_reap, wait_for
-from tests.hook_runs import hook_env, log_text
+from tests.daemon_runs import daemon_env, running_daemon
+from tests.hook_runs import log_text
+from tests.mcp_prompts import PromptTool, prompt_server
 from tests.waiting import Ceiling
 
 pytestmark = [
@@ -75,22 +75,12 @@ def edit_in_place(path: Path, old: str, new: str) -> None:
 def ask_through_the_server(repo: Path, runtime: Path) -> dict[str, str]:
     """Warm the server (it answers prompts itself from then on), then edit a memory in place
     and check a branch out, asking after each."""
-    env = hook_env(repo, {"XDG_RUNTIME_DIR": str(runtime), "LOCAL_RECALL_ROOT": str(repo)})
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "local_recall", "mcp"], env=env, cwd=str(repo)
-    )
     seen: dict[str, str] = {}
-    counter = iter(range(10_000))
-
-    async def ask(client: Client, prompt: str) -> str:
-        result = await client.call_tool(
-            "user_prompt_submit", {"prompt": prompt, "prompt_id": f"p-{next(counter)}"}
-        )
-        assert not result.is_error
-        return str(result.content[0].text)  # type: ignore[union-attr]
+    ask = PromptTool()
 
     async def main() -> None:
-        async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+        server = prompt_server(repo, runtime)
+        async with Client(server, mode="legacy", read_timeout_seconds=120) as client:
             await client.list_tools()  # the warm-up starts after the handshake
             ceiling = Ceiling()
             while True:  # until the server answers itself (no fallback search logged)
@@ -125,14 +115,8 @@ def runtime(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def daemon(repo: Path) -> Iterator[dict[str, str]]:
-    env = daemon_env(repo)
-    started = lr(repo, "daemon", "start", env=env)
-    assert started.returncode == 0, started.stderr
-    wait_for(lambda: status_json(repo).get("state") == "running", 60)
-    try:
+    with running_daemon(repo, daemon_env(repo)) as env:
         yield env
-    finally:
-        stop_and_reap(repo)
 
 
 def check(seen: dict[str, Any]) -> None:
