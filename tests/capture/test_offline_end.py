@@ -26,6 +26,7 @@ from tests.capture.test_pipeline import exchange_entries
 from tests.capture.test_summaries_e2e import summary_for
 from tests.claude_cli import claude_or_fail, offline_env, requires_claude
 from tests.fake_anthropic import FakeAnthropic, default_responder, tool_schema
+from tests.import_log import ImportLog
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -100,11 +101,15 @@ def test_an_offline_session_end_makes_one_attempt_and_leaves_the_retry_to_the_ba
     offline = at(refused_url())
 
     started = time.monotonic()
-    ended = at(refused_url(), PYTHONPROFILEIMPORTTIME="1")("sync", "--ended", str(transcript))
+    imports = ImportLog(tmp_path / "imports")
+    ended = at(refused_url(), **imports.env({"PYTHONPATH": os.environ.get("PYTHONPATH", "")}))(
+        "sync", "--ended", str(transcript)
+    )
     seconds = time.monotonic() - started
     # before its attempt, the pass looked for similar memories in the files: LanceDB (~1 s to
     # import) is not loaded by a session end that wrote nothing
-    assert "| lancedb\n" not in ended.stderr and "| local_recall.capture" in ended.stderr
+    imported = imports.take()
+    assert "lancedb" not in imported and "local_recall.capture" in imported
     assert starts(log) == 1  # the memories' call; the pass stops: the summary would fail too
     assert ended.returncode == 1 and "Traceback" not in ended.stderr
     assert "stopped early: unreachable" in ended.stderr

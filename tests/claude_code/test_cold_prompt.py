@@ -24,6 +24,7 @@ from local_recall.memory.model import Memory, content_hash
 from local_recall.recall import Recall
 from local_recall.settings import Settings
 from tests.hook_runs import PATIENT, assert_clean, hook_env, log_text, prompt_input, run_hook
+from tests.import_log import ImportLog
 
 pytestmark = pytest.mark.slow
 
@@ -93,12 +94,15 @@ def warm_answer(service: QueryService, repo: Path, prompt: str) -> str:
     return str(reply["text"])
 
 
-def test_with_no_daemon_the_hook_shows_the_memories_the_daemon_would(repo: Path) -> None:
+def test_with_no_daemon_the_hook_shows_the_memories_the_daemon_would(
+    repo: Path, tmp_path: Path
+) -> None:
     write_memories(repo)
     recall = Recall.open(settings=Settings(root=repo, environ=hook_env(repo)))
     recall.sync_index()
     service = QueryService(recall, on_transcript_done=lambda path: None, describe=dict)
-    env = hook_env(repo, {**PATIENT, "PYTHONPROFILEIMPORTTIME": "1"})
+    imports = ImportLog(tmp_path / "imports")
+    env = imports.env(hook_env(repo, PATIENT))
     for prompt in PROMPTS:
         cold = run_hook(
             "user-prompt-submit", prompt_input(prompt, repo), repo, env=env, timeout=150
@@ -108,7 +112,7 @@ def test_with_no_daemon_the_hook_shows_the_memories_the_daemon_would(repo: Path)
         assert warm  # every prompt here has an answer in the store
         assert cold.context() == warm
         # a read takes no lock and redacts nothing: neither is imported on the way
-        imported = {line.split("|")[-1].strip() for line in cold.stderr.splitlines()}
+        imported = imports.take()
         assert "local_recall.recall" in imported  # this process searched
         assert not {m for m in imported if m == "filelock" or m.startswith("filelock.")}
         assert not {m for m in imported if m.startswith("local_recall.redaction")}

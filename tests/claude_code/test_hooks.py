@@ -46,6 +46,7 @@ from tests.hook_runs import (
     prompt_input,
     run_hook,
 )
+from tests.import_log import ImportLog
 
 # --- through the socket -------------------------------------------------------------------------
 
@@ -318,18 +319,17 @@ DAEMONS_PART = {
 }
 
 
-def test_the_warm_path_imports_nothing_heavy(repo: Path, stand_in: StandIn) -> None:
+def test_the_warm_path_imports_nothing_heavy(repo: Path, stand_in: StandIn, tmp_path: Path) -> None:
     run_hook("user-prompt-submit", prompt_input("dedupe saves?", repo), repo)  # fills the cache
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "local_recall", "hook", "user-prompt-submit"],
-        input=prompt_input("how do we dedupe saves?", repo),
-        capture_output=True,
-        cwd=repo,
-        env=hook_env(repo),
-        timeout=30,
+    imports = ImportLog(tmp_path / "imports")
+    ran = run_hook(
+        "user-prompt-submit",
+        prompt_input("how do we dedupe saves?", repo),
+        repo,
+        env=imports.env(hook_env(repo)),
     )
-    assert str(HIT["body"]) in proc.stdout.decode()
-    imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()}
+    assert str(HIT["body"]) in ran.stdout
+    imported = imports.take()
     assert "local_recall.claude_code.hooks.events" in imported
     assert not {m for m in imported if m in HEAVY or m.split(".")[0] in HEAVY}
     assert not {m for m in imported if m in DAEMONS_PART or m.rsplit(".", 1)[0] in DAEMONS_PART}
