@@ -32,13 +32,9 @@ from local_recall.search.decision import decide, decide_ranked, least_relevance
 from local_recall.search.embedders import Embedder, EmbedderFactory, embedder_fingerprint
 from local_recall.search.gather import SignalGatherer
 from local_recall.search.index.plan import row_key
+from local_recall.search.index.relevance_cache import write_relevance_cache
 from local_recall.search.index.rows import MemoryIndex
-from local_recall.search.index.sync import (
-    IndexReport,
-    ProgressCallback,
-    sync_memories,
-    write_relevance_cache,
-)
+from local_recall.search.index.sync import IndexReport, ProgressCallback, sync_memories
 from local_recall.search.limits import MAX_LIMIT
 from local_recall.search.query import MODES, SearchHit, SearchQuery, SearchResult
 from local_recall.search.query_intent import prompt_intent
@@ -189,14 +185,12 @@ class Searcher:
             return IndexReport(0, 0, 0, len(memories), False, 0.0, f"index unavailable: {exc}")
         self.gather.index_ok = True
         self._record(report.fallback)
-        changed = report.rebuilt or bool(report.embedded or report.updated or report.removed)
         self.relevance.follow(memories, self.changes)  # every sync: the next costs its change
         write_relevance_cache(
             self.index,
             self.relevance.state_dir,
             lambda compact: self.relevance.persist_stats(memories, self.changes, compact=compact),
-            changed=changed,
-            vectors_changed=report.vectors_changed,
+            report,
             compact=background,  # a save's sync appends; a later one folds a long log
         )
         if not background:

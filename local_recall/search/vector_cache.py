@@ -14,10 +14,13 @@ describes, `vectors-<token>.npy` with its keys in `vectors-<token>.keys` (one ke
 passage repeats its memory's key), and the append-only log of what changed since
 (`vector_log.py`: a save appends a few rows instead of rewriting them all); the json is replaced
 last, so a reader never pairs keys with another write's matrix. A memory's rows are those of
-the newest log line that covers it, else the base's. The term statistics beside it
-(`terms.json` + `terms.log`) are term_log.py's. The state folder is gitignored but a hostile
-repository could plant files there: nothing is trusted — no symlinks followed, sizes capped,
-shapes, dtype and keys validated; anything wrong reads as "no cache" and search answers without it.
+the newest log line that covers it, else the base's. `vectors.follows`, written after each
+write, names the index state (`Stamp`: the table's version, meta.json's stat) the vectors are
+of: a sync compares it with the index's (search/index/relevance_cache.py). The term
+statistics beside it (`terms.json` + `terms.log`) are term_log.py's. The state folder is
+gitignored but a hostile repository could plant files there: nothing is trusted — no symlinks
+followed, sizes capped, shapes, dtype and keys validated; anything wrong reads as "no cache"
+and search answers without it.
 
 numpy only (no lancedb): the cold hook imports this.
 """
@@ -32,7 +35,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -48,7 +51,11 @@ from local_recall.search.vector_log import (
     start_log,
 )
 
+if TYPE_CHECKING:  # row_copy is pure but imports the index plan: the cold hook reads this
+    from local_recall.search.index.row_copy import Stamp
+
 CACHE_FORMAT: Final = 2  # 1: no log (still read)
+FOLLOWS: Final = "vectors.follows"  # {"token": <the base's>, "index": Stamp as JSON}
 MAX_ROWS: Final = 4_000_000  # 100k memories with their passages fit many times over
 MAX_DIM: Final = 4096
 MAX_JSON_BYTES: Final = 256 * 1024 * 1024
@@ -278,10 +285,16 @@ def _read_matrix(path: Path, rows: int, dim: int) -> Matrix | None:  # noqa: PLR
 
 
 def write_vector_cache(
-    state_dir: Path, keys: Sequence[str], matrix: Matrix, *, embedder: str
+    state_dir: Path,
+    keys: Sequence[str],
+    matrix: Matrix,
+    *,
+    embedder: str,
+    follows: Stamp | None = None,
 ) -> None:
     """Replace the cache with a new base and an empty log; the older files are removed once
-    the new json names the new ones."""
+    the new json names the new ones. `follows`: the index state the vectors were read at
+    (read before them: a write in between only makes the cache look older than it is)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     rows, dim = (len(keys), matrix.shape[1]) if matrix.ndim == 2 else (0, 1)
     data = np.ascontiguousarray(matrix, dtype="<f4").reshape(rows, dim)
@@ -297,6 +310,7 @@ def write_vector_cache(
     ours |= {path.name for path in log_paths(state_dir, token)}
     meta = {"format": CACHE_FORMAT, "embedder": embedder, "dim": dim, "rows": rows, "token": token}
     base_log.write_base(state_dir / VECTORS_JSON, lambda h: h.write(json.dumps(meta).encode()))
+    record_follows(state_dir, token, follows)
     for old in state_dir.iterdir():
         if old.name in ours or old.is_symlink():
             continue
@@ -312,10 +326,12 @@ def append_vector_cache(
     *,
     covers: Sequence[str],
     embedder: str,
+    follows: Stamp | None = None,
 ) -> tuple[int, int] | None:
     """Append the vectors of the memories `covers` names (`keys`: one per row; a covered
     memory without rows has none any more) to the cache's log: the log's rows after it and
-    the base's. None when there is no usable cache of this embedder and dimension (write one)."""
+    the base's. `follows`: the index state the cache holds after it. None when there is no
+    usable cache of this embedder and dimension (write one)."""
     header = read_header(state_dir)
     if header is None or header.embedder != embedder:
         return None
@@ -326,8 +342,45 @@ def append_vector_cache(
     if log.rows + rows > MAX_ROWS - header.rows:
         return None
     data = np.asarray(matrix, dtype=np.float32).reshape(rows, header.dim)
-    append_to_log(state_dir, header.token, log, keys, data, covers)
+    if rows or covers:
+        append_to_log(state_dir, header.token, log, keys, data, covers)
+    record_follows(state_dir, header.token, follows)  # after the rows and line are on disk
     return log.rows + rows, header.rows
+
+
+def cache_follows(state_dir: Path, header: Header) -> Stamp | None:
+    """The index state the cache of `header` holds the vectors of; None: unknown (no file, one
+    of another base, or not of the expected shape: the cache is then written whole)."""
+    found = base_log.read_json(state_dir / FOLLOWS, 1 << 12)
+    if not isinstance(found, dict) or found.get("token") != header.token:
+        return None
+    return _stamp_of(found.get("index"))
+
+
+def _stamp_of(value: object) -> Stamp | None:
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    version, meta = value
+    if not isinstance(version, int) or isinstance(version, bool):
+        return None
+    if meta is None:
+        return version, None
+    if not isinstance(meta, list) or len(meta) != 3:
+        return None
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in meta):
+        return None
+    return version, (meta[0], meta[1], meta[2])
+
+
+def record_follows(state_dir: Path, token: str, follows: Stamp | None) -> None:
+    """Say which index state the cache now holds (None: unknown, so the next sync writes it
+    whole). Written last: a crash before it leaves the older state named, never a newer one."""
+    if follows is None:
+        with contextlib.suppress(FileNotFoundError):
+            (state_dir / FOLLOWS).unlink()
+        return
+    text = json.dumps({"token": token, "index": follows})
+    base_log.write_base(state_dir / FOLLOWS, lambda h: h.write(text.encode()))
 
 
 def remove_vector_cache(state_dir: Path) -> None:

@@ -16,12 +16,12 @@ import pytest
 from local_recall.recall import Recall
 from local_recall.search.embedders import MiniLMEmbedder, embedder_fingerprint
 from local_recall.search.index.plan import MIN_PASSAGE_BODY_CHARS
-from local_recall.search.index.sync import (
+from local_recall.search.index.relevance_cache import (
     CachePolicy,
-    _write_whole,
-    sync_memories,
     write_relevance_cache,
+    write_whole_cache,
 )
+from local_recall.search.index.sync import sync_memories
 from local_recall.search.relevance_inputs import RelevanceInputs
 from local_recall.search.vector_cache import read_header, read_vector_cache
 from local_recall.search.vector_log import log_paths
@@ -69,8 +69,7 @@ class Store:
             searcher.index,
             self.state,
             lambda compact: searcher.relevance.persist_stats(memories, compact=compact),
-            changed=report.rebuilt or bool(report.embedded or report.updated or report.removed),
-            vectors_changed=report.vectors_changed,
+            report,
             compact=compact,
             policy=POLICY,
         )
@@ -82,7 +81,7 @@ class Store:
 
     def rebuilt(self, where: Path) -> dict[str, bytes]:
         """The cache a whole write from the index makes."""
-        _write_whole(self.recall.searcher.index, where, self.embedder)
+        write_whole_cache(self.recall.searcher.index, where, self.embedder)
         cache = read_vector_cache(where, embedder=self.embedder)
         assert cache is not None
         return cache.rows_by_key()

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from local_recall.errors import EmbedderUnavailable, IndexUnavailable, StorageError
+from local_recall.errors import EmbedderUnavailable, IndexUnavailable
 from local_recall.memory.keywords import extract_keywords
 from local_recall.memory.model import Memory
-from local_recall.repo import base_log
 from local_recall.repo.locks import held_lock
 from local_recall.search.changes import Changes
 from local_recall.search.embedders import Embedder, canonical_ollama_model, embedder_fingerprint
@@ -37,16 +36,8 @@ from local_recall.search.index.plan import (
     plan_index_sync,
     row_key,
 )
+from local_recall.search.index.row_copy import Stamp
 from local_recall.search.index.rows import MemoryIndex
-from local_recall.search.term_log import TERMS_JSON
-from local_recall.search.vector_cache import (
-    Header,
-    append_vector_cache,
-    read_header,
-    remove_vector_cache,
-    write_vector_cache,
-)
-from local_recall.search.vector_log import log_paths
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +60,16 @@ class IndexReport:
     fallback: str | None = None
     rebuild_reason: str | None = None
     # the memories whose vectors were written or removed (None: all of them, a rebuild): what
-    # the relevance cache appends (write_relevance_cache)
+    # the relevance cache appends (relevance_cache.py)
     vectors_changed: tuple[str, ...] | None = None
+    # the index's state before and after this sync's writes (None: not known): which of them
+    # the relevance cache follows says whether it can take these rows (relevance_cache.py)
+    stamps: tuple[Stamp | None, Stamp | None] = (None, None)
+
+    @property
+    def changed(self) -> bool:
+        """Whether this sync wrote anything to the index."""
+        return self.rebuilt or bool(self.embedded or self.updated or self.removed)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -166,6 +165,7 @@ def _sync_locked(
     meta = index.read_meta()
     if not index.exists():
         meta = None
+    before = _stamp(index) if meta is not None else None
     why = (
         reason
         or ("asked for" if rebuild else None)
@@ -232,7 +232,16 @@ def _sync_locked(
         fallback=fallback,
         rebuild_reason=why,
         vectors_changed=None if why is not None else (*plan.to_embed, *plan.to_remove),
+        stamps=(before, _stamp(index)),
     )
+
+
+def _stamp(index: MemoryIndex) -> Stamp | None:
+    """The index's state (row_copy.Stamp); None when it cannot be read."""
+    try:
+        return index.stamp()
+    except IndexUnavailable:
+        return None
 
 
 def _carry_out(
@@ -294,117 +303,3 @@ def _carry_out(
 def index_locked(lock_path: Path) -> contextlib.AbstractContextManager[None]:
     """One writer at a time across processes (CLI, daemon, MCP server)."""
     return held_lock(lock_path, timeout=_LOCK_TIMEOUT_SECONDS, what="the index lock")
-
-
-@dataclass(frozen=True, slots=True)
-class CachePolicy:
-    """When the relevance cache's log is folded into a new base (a whole write): by a sync off
-    the save path once the log holds `share` of the base's rows (at least `min_rows`), by any
-    sync at `hard_share`. Amortised, a save writes its own rows. A sync that
-    changed more than `max_keys` memories writes the whole cache at once."""
-
-    share: float = 0.25
-    hard_share: float = 1.0
-    min_rows: int = 256
-    max_keys: int = 500
-
-    def log_too_long(self, log_rows: int, base_rows: int, *, compact: bool) -> bool:
-        share = self.share if compact else self.hard_share
-        return base_log.outgrown(log_rows, base_rows, share=share, floor=self.min_rows)
-
-
-def write_relevance_cache(
-    index: MemoryIndex,
-    state_dir: Path,
-    stats: Callable[[bool], None],
-    *,
-    changed: bool,
-    vectors_changed: Sequence[str] | None = None,
-    compact: bool = False,
-    policy: CachePolicy = CachePolicy(),
-) -> None:
-    """After a sync: bring the relevance cache up to date with the index and persist the
-    store's term statistics (vector_cache.py), when the sync changed something or the cache is
-    missing. `stats(compact)` persists the term statistics (RelevanceInputs.persist_stats:
-    what changed is appended, term_log.py). `vectors_changed` (the sync's report): only those
-    memories' vectors are appended to the cache's log; `compact`: this sync is off the save
-    path, and may fold a long log into a new base. The cold hook scores with the cache
-    exactly as the daemon does. Never raises: without a cache, the fallback answers with the
-    word-only model."""
-    header = read_header(state_dir)
-    if not changed and header is not None and _fresh(state_dir, header, compact, policy):
-        return
-    try:
-        with held_lock(state_dir / CACHE_LOCK, timeout=_LOCK_TIMEOUT_SECONDS, what="the cache"):
-            stats(compact)
-            meta = index.read_meta()
-            if meta is None or meta.embedder is None or not index.exists():
-                remove_vector_cache(state_dir)
-                return
-            few = vectors_changed if changed and vectors_changed is not None else None
-            appendable = few is not None and len(few) <= policy.max_keys
-            if (
-                few is not None
-                and appendable
-                and _appended(index, state_dir, few, meta.embedder, compact, policy)
-            ):
-                return
-            _write_whole(index, state_dir, meta.embedder)
-    except (IndexUnavailable, OSError, ValueError, StorageError) as exc:
-        log.warning("relevance cache not written: %s", exc)
-
-
-CACHE_LOCK: Final = "vectors.lock"
-
-
-def _appended(
-    index: MemoryIndex,
-    state_dir: Path,
-    changed: Sequence[str],
-    embedder: str,
-    compact: bool,
-    policy: CachePolicy,
-) -> bool:
-    """Append the changed memories' vectors; False when a whole write is due instead."""
-    import numpy as np
-
-    if not changed:
-        return True  # metadata only: the vectors are the same
-    held = index.written_vectors(changed)  # what this sync just wrote: not read back
-    if held is not None:
-        keys, matrix = held
-    else:
-        keys, matrix = index.vectors(None, keys=changed)
-        if index.has_passages():
-            more, extra = index.vectors(None, passages=True, keys=changed)
-            keys, matrix = keys + more, np.concatenate([matrix, extra]) if more else matrix
-    sizes = append_vector_cache(state_dir, keys, matrix, covers=changed, embedder=embedder)
-    if sizes is None:
-        return False
-    log_rows, base_rows = sizes
-    return not policy.log_too_long(log_rows, base_rows, compact=compact)
-
-
-def _write_whole(index: MemoryIndex, state_dir: Path, embedder: str) -> None:
-    import numpy as np
-
-    keys, matrix = index.vectors(None)
-    if index.has_passages():
-        more, extra = index.vectors(None, passages=True)
-        keys, matrix = keys + more, np.concatenate([matrix, extra]) if more else matrix
-    write_vector_cache(state_dir, keys, matrix, embedder=embedder)
-
-
-def _fresh(state_dir: Path, header: Header, compact: bool, policy: CachePolicy) -> bool:
-    """The cache and the term statistics are there and (`compact`) the log is short."""
-    terms = state_dir / TERMS_JSON
-    if not terms.is_file() or terms.is_symlink():  # a planted symlink is replaced, never followed
-        return False
-    if not compact:
-        return True
-    rows_path, _ = log_paths(state_dir, header.token)
-    try:  # the log's rows from its file's size: no read
-        log_rows = rows_path.stat().st_size // (header.dim * 4)
-    except OSError:
-        return True
-    return not policy.log_too_long(log_rows, header.rows, compact=True)
