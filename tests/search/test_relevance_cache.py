@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from local_recall.search.embedders import MiniLMEmbedder
-from local_recall.search.index.relevance_cache import cache_step, write_relevance_cache
+from local_recall.search.index.relevance_cache import cache_step
 from local_recall.search.index.sync import sync_memories
 from local_recall.search.vector_cache import FOLLOWS, cache_follows, read_header
-from tests.search.test_vector_log import POLICY, Store
+from tests.search.test_vector_log import Store
 
 A = (3, (11, 100, 40))
 B = (4, (11, 100, 40))
@@ -104,14 +104,8 @@ def test_two_syncs_that_cross_leave_the_newer_vectors(
     other.recall.update(ids[2], body="Second edit: the queue is dropped at shutdown.")
     other.sync(compact=False)
     token = read_header(store.state).token  # type: ignore[union-attr]
-    write_relevance_cache(
-        first.index,
-        store.state,
-        lambda compact: first.relevance.persist_stats(memories, compact=compact),
-        report,
-        compact=False,
-        policy=POLICY,
-    )  # the cache follows neither state of this sync: it is written whole, from the index
+    # the cache follows neither state of this sync: it is written whole, from the index
+    store.write_cache(report, memories, compact=False)
     assert read_header(store.state).token != token  # type: ignore[union-attr]
     assert store.rows() == store.rebuilt(tmp_path / "whole")
 

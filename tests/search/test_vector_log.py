@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from local_recall.memory.model import Memory
 from local_recall.recall import Recall
 from local_recall.search.embedders import MiniLMEmbedder, embedder_fingerprint
 from local_recall.search.index.plan import MIN_PASSAGE_BODY_CHARS
@@ -21,7 +23,7 @@ from local_recall.search.index.relevance_cache import (
     write_relevance_cache,
     write_whole_cache,
 )
-from local_recall.search.index.sync import sync_memories
+from local_recall.search.index.sync import IndexReport, sync_memories
 from local_recall.search.relevance_inputs import RelevanceInputs
 from local_recall.search.vector_cache import read_header, read_vector_cache
 from local_recall.search.vector_log import log_paths
@@ -65,6 +67,13 @@ class Store:
         searcher = self.recall.searcher
         memories = searcher.load_memories()
         report = sync_memories(searcher.index, list(memories.values()), searcher.embedder)
+        self.write_cache(report, memories, compact=compact)
+
+    def write_cache(
+        self, report: IndexReport, memories: Mapping[str, Memory], *, compact: bool
+    ) -> None:
+        """The second half of a sync: the cache after the index (`report`: the index's sync)."""
+        searcher = self.recall.searcher
         write_relevance_cache(
             searcher.index,
             self.state,
